@@ -1,0 +1,94 @@
+// Package runtime runs pods: the pod supervisor (init containers, app containers,
+// restarts, termination), the container adapter over libcontainer, the sandbox
+// (network, volumes, cgroups) and the on-disk pod records that every CLI verb reads.
+package runtime
+
+import (
+	"fmt"
+	"path/filepath"
+)
+
+// Layout says where podrun keeps things on this host. Root survives reboots
+// (images, pod records, logs); RunRoot is volatile (libcontainer state, namespace
+// pins, mount points, supervisor pid and lock).
+type Layout struct {
+	Root         string
+	RunRoot      string
+	CgroupParent string
+	// CgroupDriver is "cgroupfs" or "systemd".
+	CgroupDriver string
+	// Bridge and Subnet configure the pod network (empty means the network package's defaults).
+	Bridge string
+	Subnet string
+}
+
+// Defaults as documented in DESIGN.md.
+const (
+	DefaultRoot         = "/var/lib/podrun"
+	DefaultRunRoot      = "/run/podrun"
+	DefaultCgroupParent = "/podrun"
+)
+
+// PodsDir holds one record directory per pod.
+func (l Layout) PodsDir() string { return filepath.Join(l.Root, "pods") }
+
+// ImagesDir is the image store.
+func (l Layout) ImagesDir() string { return filepath.Join(l.Root, "images") }
+
+// NetworkDir keeps IPAM and per-pod network state.
+func (l Layout) NetworkDir() string { return filepath.Join(l.Root, "network") }
+
+// PodDirName is the kubelet's log directory name: <namespace>_<name>_<uid>.
+func PodDirName(namespace, name, uid string) string {
+	return fmt.Sprintf("%s_%s_%s", namespace, name, uid)
+}
+
+// PodPaths are the paths of one pod.
+type PodPaths struct {
+	Dir    string // <root>/pods/<ns>_<name>_<uid>: spec, status, events, logs, volumes, upper dirs
+	RunDir string // <run-root>/pods/<uid>: supervisor lock and pid, libcontainer state, mounts
+}
+
+// Pod returns the paths of a pod.
+func (l Layout) Pod(namespace, name, uid string) PodPaths {
+	return PodPaths{
+		Dir:    filepath.Join(l.PodsDir(), PodDirName(namespace, name, uid)),
+		RunDir: filepath.Join(l.RunRoot, "pods", uid),
+	}
+}
+
+func (p PodPaths) SpecFile() string    { return filepath.Join(p.Dir, "pod.json") }
+func (p PodPaths) StatusFile() string  { return filepath.Join(p.Dir, "status.json") }
+func (p PodPaths) ObjectsFile() string { return filepath.Join(p.Dir, "objects.json") }
+func (p PodPaths) EventsFile() string  { return filepath.Join(p.Dir, "events.jsonl") }
+func (p PodPaths) DeleteFile() string  { return filepath.Join(p.Dir, "delete.json") }
+func (p PodPaths) SupervisorLog() string {
+	return filepath.Join(p.Dir, "supervisor.log")
+}
+
+// EtcDir holds the pod's hosts, resolv.conf and hostname files, bind-mounted into containers.
+func (p PodPaths) EtcDir() string { return filepath.Join(p.Dir, "etc") }
+
+// LogFile is where a container run's output goes, as the kubelet lays it out.
+func (p PodPaths) LogFile(container string, restartCount int32) string {
+	return filepath.Join(p.Dir, container, fmt.Sprintf("%d.log", restartCount))
+}
+
+// ContainerDir holds a container's writable layer and termination-log file.
+func (p PodPaths) ContainerDir(container string) string {
+	return filepath.Join(p.Dir, "containers", container)
+}
+
+func (p PodPaths) LockFile() string { return filepath.Join(p.RunDir, "supervisor.lock") }
+func (p PodPaths) PidFile() string  { return filepath.Join(p.RunDir, "supervisor.pid") }
+
+// StateRoot is libcontainer's state root for the pod's containers.
+func (p PodPaths) StateRoot() string { return filepath.Join(p.RunDir, "containers") }
+
+// RootfsDir is where a container's overlay rootfs is mounted.
+func (p PodPaths) RootfsDir(container string) string {
+	return filepath.Join(p.RunDir, "rootfs", container)
+}
+
+// NSDir holds the pinned IPC and UTS namespaces and the pod's /dev/shm.
+func (p PodPaths) NSDir() string { return filepath.Join(p.RunDir, "ns") }

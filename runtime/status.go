@@ -1,0 +1,269 @@
+package runtime
+
+import (
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Reasons the kubelet reports, which kubectl turns into STATUS strings.
+const (
+	ReasonPodInitializing   = "PodInitializing"
+	ReasonContainerCreating = "ContainerCreating"
+	ReasonCrashLoopBackOff  = "CrashLoopBackOff"
+	ReasonCompleted         = "Completed"
+	ReasonError             = "Error"
+	ReasonOOMKilled         = "OOMKilled"
+	ReasonStartError        = "StartError"
+	ReasonErrImagePull      = "ErrImagePull"
+	ReasonImagePullBackOff  = "ImagePullBackOff"
+	ReasonDeadlineExceeded  = "DeadlineExceeded"
+)
+
+func isSidecar(c *corev1.Container) bool {
+	return c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways
+}
+
+func findStatus(statuses []corev1.ContainerStatus, name string) (corev1.ContainerStatus, bool) {
+	for _, s := range statuses {
+		if s.Name == name {
+			return s, true
+		}
+	}
+	return corev1.ContainerStatus{}, false
+}
+
+// podPhase is the kubelet's getPhase (pkg/kubelet/kubelet_pods.go) without the
+// ContainerRestartRules feature: statuses holds init and app container statuses.
+func podPhase(pod *corev1.Pod, statuses []corev1.ContainerStatus, podIsTerminal, podHasInitialized bool) corev1.PodPhase {
+	spec := pod.Spec
+	pendingRestartableInit, pendingRegularInit, failedInit := 0, 0, 0
+	for i := range spec.InitContainers {
+		c := &spec.InitContainers[i]
+		if isSidecar(c) {
+			continue
+		}
+		st, ok := findStatus(statuses, c.Name)
+		switch {
+		case !ok:
+			pendingRegularInit++
+		case st.State.Running != nil:
+			pendingRegularInit++
+		case st.State.Terminated != nil:
+			if st.State.Terminated.ExitCode != 0 {
+				failedInit++
+			}
+		case st.State.Waiting != nil:
+			if st.LastTerminationState.Terminated != nil {
+				if st.LastTerminationState.Terminated.ExitCode != 0 {
+					failedInit++
+				}
+			} else {
+				pendingRegularInit++
+			}
+		default:
+			pendingRegularInit++
+		}
+	}
+	unknown, running, waiting, stopped, succeeded := 0, 0, 0, 0, 0
+	for i := range spec.InitContainers {
+		c := &spec.InitContainers[i]
+		if !isSidecar(c) {
+			continue
+		}
+		st, ok := findStatus(statuses, c.Name)
+		switch {
+		case !ok:
+			unknown++
+		case st.State.Running != nil:
+			if st.Started == nil || !*st.Started {
+				pendingRestartableInit++
+			}
+			running++
+		case st.State.Terminated != nil:
+		case st.State.Waiting != nil:
+			if st.LastTerminationState.Terminated == nil {
+				pendingRestartableInit++
+				waiting++
+			}
+		default:
+			pendingRestartableInit++
+			unknown++
+		}
+	}
+	for i := range spec.Containers {
+		st, ok := findStatus(statuses, spec.Containers[i].Name)
+		switch {
+		case !ok:
+			unknown++
+		case st.State.Running != nil:
+			running++
+		case st.State.Terminated != nil:
+			stopped++
+			if st.State.Terminated.ExitCode == 0 {
+				succeeded++
+			}
+		case st.State.Waiting != nil:
+			if st.LastTerminationState.Terminated != nil {
+				stopped++
+			} else {
+				waiting++
+			}
+		default:
+			unknown++
+		}
+	}
+	if failedInit > 0 && spec.RestartPolicy == corev1.RestartPolicyNever {
+		return corev1.PodFailed
+	}
+	switch {
+	case pendingRegularInit > 0 || (pendingRestartableInit > 0 && !podHasInitialized):
+		return corev1.PodPending
+	case waiting > 0:
+		return corev1.PodPending
+	case running > 0 && unknown == 0:
+		return corev1.PodRunning
+	case running == 0 && stopped > 0 && unknown == 0:
+		if podIsTerminal {
+			if stopped == succeeded {
+				return corev1.PodSucceeded
+			}
+			return corev1.PodFailed
+		}
+		if spec.RestartPolicy == corev1.RestartPolicyAlways {
+			return corev1.PodRunning
+		}
+		if stopped == succeeded {
+			return corev1.PodSucceeded
+		}
+		if spec.RestartPolicy == corev1.RestartPolicyNever {
+			return corev1.PodFailed
+		}
+		return corev1.PodRunning
+	default:
+		return corev1.PodPending
+	}
+}
+
+// hasAnyRegularContainerStarted: once an app container has run, the pod counts as initialized.
+func hasAnyRegularContainerStarted(pod *corev1.Pod, statuses []corev1.ContainerStatus) bool {
+	for i := range pod.Spec.Containers {
+		st, ok := findStatus(statuses, pod.Spec.Containers[i].Name)
+		if ok && (st.State.Running != nil || st.State.Terminated != nil) {
+			return true
+		}
+	}
+	return false
+}
+
+func condition(t corev1.PodConditionType, ok bool, reason, message string) corev1.PodCondition {
+	c := corev1.PodCondition{Type: t, Status: corev1.ConditionFalse, Reason: reason, Message: message}
+	if ok {
+		c.Status = corev1.ConditionTrue
+	}
+	return c
+}
+
+// initializedCondition is the kubelet's GeneratePodInitializedCondition.
+func initializedCondition(pod *corev1.Pod, statuses []corev1.ContainerStatus, phase corev1.PodPhase) corev1.PodCondition {
+	var unknown, incomplete []string
+	for i := range pod.Spec.InitContainers {
+		c := &pod.Spec.InitContainers[i]
+		st, ok := findStatus(statuses, c.Name)
+		if !ok {
+			unknown = append(unknown, c.Name)
+			continue
+		}
+		if isSidecar(c) {
+			if st.Started == nil || !*st.Started {
+				incomplete = append(incomplete, c.Name)
+			}
+		} else if !st.Ready {
+			incomplete = append(incomplete, c.Name)
+		}
+	}
+	if phase == corev1.PodSucceeded && len(unknown) == 0 {
+		return condition(corev1.PodInitialized, true, "PodCompleted", "")
+	}
+	if hasAnyRegularContainerStarted(pod, statuses) {
+		return condition(corev1.PodInitialized, true, "", "")
+	}
+	var msgs []string
+	if len(unknown) > 0 {
+		msgs = append(msgs, fmt.Sprintf("containers with unknown status: %s", listString(unknown)))
+	}
+	if len(incomplete) > 0 {
+		msgs = append(msgs, fmt.Sprintf("containers with incomplete status: %s", listString(incomplete)))
+	}
+	if len(msgs) > 0 {
+		return condition(corev1.PodInitialized, false, "ContainersNotInitialized", strings.Join(msgs, ", "))
+	}
+	return condition(corev1.PodInitialized, true, "", "")
+}
+
+// listString formats names as Go's %s formats a []string: [a b].
+func listString(names []string) string { return "[" + strings.Join(names, " ") + "]" }
+
+// containersReadyCondition is the kubelet's GenerateContainersReadyCondition.
+func containersReadyCondition(pod *corev1.Pod, statuses []corev1.ContainerStatus, phase corev1.PodPhase) corev1.PodCondition {
+	var unknown, unready []string
+	check := func(c *corev1.Container) {
+		st, ok := findStatus(statuses, c.Name)
+		if !ok {
+			unknown = append(unknown, c.Name)
+		} else if !st.Ready {
+			unready = append(unready, c.Name)
+		}
+	}
+	for i := range pod.Spec.InitContainers {
+		if isSidecar(&pod.Spec.InitContainers[i]) {
+			check(&pod.Spec.InitContainers[i])
+		}
+	}
+	for i := range pod.Spec.Containers {
+		check(&pod.Spec.Containers[i])
+	}
+	if phase == corev1.PodSucceeded && len(unknown) == 0 {
+		return condition(corev1.ContainersReady, false, "PodCompleted", "")
+	}
+	if phase == corev1.PodFailed {
+		return condition(corev1.ContainersReady, false, "PodFailed", "")
+	}
+	var msgs []string
+	if len(unknown) > 0 {
+		msgs = append(msgs, fmt.Sprintf("containers with unknown status: %s", listString(unknown)))
+	}
+	if len(unready) > 0 {
+		msgs = append(msgs, fmt.Sprintf("containers with unready status: %s", listString(unready)))
+	}
+	if len(msgs) > 0 {
+		return condition(corev1.ContainersReady, false, "ContainersNotReady", strings.Join(msgs, ", "))
+	}
+	return condition(corev1.ContainersReady, true, "", "")
+}
+
+// podConditions returns the kubelet-owned conditions in the kubelet's order,
+// keeping each condition's lastTransitionTime while its status does not change.
+func podConditions(pod *corev1.Pod, old []corev1.PodCondition, statuses []corev1.ContainerStatus, phase corev1.PodPhase, sandboxReady bool, now metav1.Time) []corev1.PodCondition {
+	cr := containersReadyCondition(pod, statuses, phase)
+	ready := cr
+	ready.Type = corev1.PodReady
+	conds := []corev1.PodCondition{
+		condition(corev1.PodReadyToStartContainers, sandboxReady, "", ""),
+		initializedCondition(pod, statuses, phase),
+		ready,
+		cr,
+		condition(corev1.PodScheduled, true, "", ""),
+	}
+	for i := range conds {
+		conds[i].LastTransitionTime = now
+		for _, o := range old {
+			if o.Type == conds[i].Type && o.Status == conds[i].Status {
+				conds[i].LastTransitionTime = o.LastTransitionTime
+			}
+		}
+	}
+	return conds
+}

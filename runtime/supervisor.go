@@ -1,0 +1,599 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"syscall"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/clock"
+)
+
+// The kubelet's figures (pkg/kubelet/kubelet.go, kuberuntime_container.go).
+const (
+	DefaultBackoffInitial = 10 * time.Second
+	DefaultBackoffMax     = 300 * time.Second
+	minimumGracePeriod    = 2 * time.Second
+	deadlineMessage       = "Pod was active on the node longer than the specified deadline"
+)
+
+// exitResult is how one container run ended.
+type exitResult struct {
+	ExitCode   int32
+	Signal     int32
+	Reason     string // Completed | Error | OOMKilled | StartError | ContainerCannotRun
+	Message    string
+	StartedAt  time.Time
+	FinishedAt time.Time
+}
+
+// containerHandle is one started container run.
+type containerHandle interface {
+	ID() string
+	// Wait blocks until the run has ended and its resources are released.
+	Wait() exitResult
+	Signal(sig syscall.Signal) error
+}
+
+// startError says a container could not be started; Waiting errors leave the
+// container waiting (image pull, configuration), the others count as a run
+// that ended (StartError), as with the kubelet.
+type startError struct {
+	Reason  string // ErrImagePull | CreateContainerConfigError | StartError ...
+	Message string
+	Waiting bool
+}
+
+func (e *startError) Error() string { return e.Message }
+
+// containerRunner creates and starts containers inside the pod's sandbox.
+type containerRunner interface {
+	// Start starts one run of c; restartCount numbers the run (0 = first).
+	Start(ctx context.Context, c *corev1.Container, restartCount int32) (containerHandle, error)
+	// StopSignal is the signal that asks c to stop (the image's STOPSIGNAL or SIGTERM).
+	StopSignal(c *corev1.Container) syscall.Signal
+}
+
+// ctr is the supervisor's view of one declared container.
+type ctr struct {
+	spec    *corev1.Container
+	init    bool // declared in initContainers
+	sidecar bool
+	status  corev1.ContainerStatus
+
+	handle   containerHandle
+	starting bool
+	stopping bool
+	ran      bool // a run has ended or failed to start
+	// retryAt holds a waiting container (config error) until then.
+	retryAt time.Time
+	// killAt is when a stopping container gets SIGKILL.
+	killAt time.Time
+}
+
+func (c *ctr) active() bool { return c.handle != nil || c.starting }
+
+func (c *ctr) lastTerminated() *corev1.ContainerStateTerminated {
+	if c.status.State.Terminated != nil {
+		return c.status.State.Terminated
+	}
+	return c.status.LastTerminationState.Terminated
+}
+
+// message is what the supervisor's goroutines tell its loop.
+type message struct {
+	c      *ctr
+	handle containerHandle // started
+	err    error           // failed to start
+	exit   *exitResult     // ended
+}
+
+// podState is the pod's lifecycle as the supervisor drives it.
+type podState int
+
+const (
+	stateRunning     podState = iota
+	stateTerminating          // stopping every container: deletion, deadline, completion
+	stateDone                 // nothing runs any more
+)
+
+// machine makes the kubelet's decisions for one pod: which container to start,
+// restart or stop, and the pod status that results. It owns all state and runs
+// on one goroutine; container work happens on others and comes back as messages.
+type machine struct {
+	pod     *corev1.Pod
+	clock   clock.Clock
+	runner  containerRunner
+	events  *eventLog
+	backoff *backoff
+	msgs    chan message
+
+	inits, apps []*ctr
+	byName      map[string]*ctr
+
+	state       podState
+	initialized bool
+	// terminal is set when the pod's phase may no longer change (Succeeded or Failed).
+	terminal     bool
+	deleting     bool
+	gracePeriod  time.Duration
+	graceEnd     time.Time
+	status       corev1.PodStatus
+	sandboxReady bool
+	ctx          context.Context
+}
+
+func newMachine(ctx context.Context, pod *corev1.Pod, runner containerRunner, clk clock.Clock, events *eventLog, bo *backoff) *machine {
+	m := &machine{
+		ctx: ctx, pod: pod, clock: clk, runner: runner, events: events, backoff: bo,
+		msgs: make(chan message, 64), byName: map[string]*ctr{},
+	}
+	defaultWaiting := ReasonContainerCreating
+	if len(pod.Spec.InitContainers) > 0 {
+		defaultWaiting = ReasonPodInitializing
+	}
+	add := func(c *corev1.Container, init bool) *ctr {
+		x := &ctr{spec: c, init: init, sidecar: init && isSidecar(c)}
+		x.status = corev1.ContainerStatus{
+			Name:  c.Name,
+			Image: c.Image,
+			State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: defaultWaiting}},
+		}
+		f := false
+		x.status.Started = &f
+		m.byName[c.Name] = x
+		return x
+	}
+	for i := range pod.Spec.InitContainers {
+		m.inits = append(m.inits, add(&pod.Spec.InitContainers[i], true))
+	}
+	for i := range pod.Spec.Containers {
+		m.apps = append(m.apps, add(&pod.Spec.Containers[i], false))
+	}
+	now := metav1.NewTime(clk.Now())
+	m.status.StartTime = &now
+	m.gracePeriod = 30 * time.Second
+	if g := pod.Spec.TerminationGracePeriodSeconds; g != nil {
+		m.gracePeriod = time.Duration(*g) * time.Second
+	}
+	m.initialized = len(m.inits) == 0
+	return m
+}
+
+func (m *machine) object(c *ctr) string {
+	if c.init {
+		return fmt.Sprintf("spec.initContainers{%s}", c.spec.Name)
+	}
+	return fmt.Sprintf("spec.containers{%s}", c.spec.Name)
+}
+
+// podRef is the kubelet's format.Pod: name_namespace(uid).
+func (m *machine) podRef() string {
+	return fmt.Sprintf("%s_%s(%s)", m.pod.Name, m.pod.Namespace, m.pod.UID)
+}
+
+// backoffKey identifies a container across its runs (kubelet getStableKey).
+func (m *machine) backoffKey(c *ctr) string {
+	return fmt.Sprintf("%s_%s_%s_%s", m.pod.Name, m.pod.Namespace, m.pod.UID, c.spec.Name)
+}
+
+// sync is one pass of the kubelet's computePodActions: it starts, restarts or
+// stops containers as the pod's spec and the containers' states require.
+func (m *machine) sync() {
+	if m.state == stateRunning {
+		if d := m.pod.Spec.ActiveDeadlineSeconds; d != nil && !m.terminal {
+			if m.clock.Since(m.status.StartTime.Time) >= time.Duration(*d)*time.Second {
+				m.status.Reason = ReasonDeadlineExceeded
+				m.status.Message = deadlineMessage
+				m.events.add("Normal", ReasonDeadlineExceeded, "", "%s", deadlineMessage)
+				m.finish(corev1.PodFailed)
+			}
+		}
+	}
+	if m.state == stateRunning && !m.initialized {
+		m.syncInit()
+	}
+	if m.state == stateRunning && m.initialized {
+		m.syncApps()
+	}
+	if m.state == stateTerminating {
+		m.syncTermination()
+	}
+}
+
+// syncInit walks the init containers in order (computeInitContainerActions):
+// it runs the first one that has not completed, keeps sidecars running, and
+// marks the pod initialized once every init container completed or started.
+func (m *machine) syncInit() {
+	for _, c := range m.inits {
+		if c.starting || c.stopping {
+			return
+		}
+		if c.sidecar {
+			if c.handle != nil {
+				if c.status.Started != nil && *c.status.Started {
+					continue
+				}
+				return // waiting for its startup probe
+			}
+			m.startWithBackoff(c)
+			return
+		}
+		if c.handle != nil {
+			return
+		}
+		if t := c.status.State.Terminated; t != nil && t.ExitCode == 0 {
+			continue
+		}
+		if c.ran && m.pod.Spec.RestartPolicy == corev1.RestartPolicyNever {
+			// A failed init container fails a Never pod; nothing else starts.
+			m.finish(corev1.PodFailed)
+			return
+		}
+		m.startWithBackoff(c)
+		return
+	}
+	m.initialized = true
+}
+
+// shouldRestart is the kubelet's ShouldContainerBeRestarted for an app container that has run.
+func (m *machine) shouldRestart(c *ctr) bool {
+	if c.sidecar {
+		return true
+	}
+	switch m.pod.Spec.RestartPolicy {
+	case corev1.RestartPolicyNever:
+		return false
+	case corev1.RestartPolicyOnFailure:
+		t := c.lastTerminated()
+		return t == nil || t.ExitCode != 0
+	}
+	return true
+}
+
+func (m *machine) syncApps() {
+	// A pod whose app containers are all done for good is complete: its phase
+	// is final and the sidecars are stopped (sidecars do not keep a pod alive).
+	done := true
+	for _, c := range m.apps {
+		if c.active() || !c.ran || m.shouldRestart(c) {
+			done = false
+		}
+	}
+	if done {
+		succeeded := true
+		for _, c := range m.apps {
+			if t := c.lastTerminated(); t == nil || t.ExitCode != 0 {
+				succeeded = false
+			}
+		}
+		if succeeded {
+			m.finish(corev1.PodSucceeded)
+		} else {
+			m.finish(corev1.PodFailed)
+		}
+		return
+	}
+	for _, c := range m.inits {
+		if c.sidecar && !c.active() && !c.stopping {
+			m.startWithBackoff(c)
+		}
+	}
+	for _, c := range m.apps {
+		if c.active() || c.stopping {
+			continue
+		}
+		if !c.ran || m.shouldRestart(c) {
+			m.startWithBackoff(c)
+		}
+	}
+}
+
+// finish makes the pod's phase final and stops what still runs.
+func (m *machine) finish(phase corev1.PodPhase) {
+	m.terminal = true
+	m.status.Phase = phase
+	m.beginTermination(m.gracePeriod)
+}
+
+// requestDelete starts a graceful deletion with the given grace period.
+func (m *machine) requestDelete(grace time.Duration) {
+	if !m.deleting {
+		m.deleting = true
+		now := metav1.NewTime(m.clock.Now())
+		m.pod.DeletionTimestamp = &now
+		secs := int64(grace / time.Second)
+		m.pod.DeletionGracePeriodSeconds = &secs
+	}
+	// A second delete may shorten the grace period, never extend it.
+	m.beginTermination(grace)
+}
+
+func (m *machine) beginTermination(grace time.Duration) {
+	if m.state == stateDone {
+		return
+	}
+	if grace > 0 && grace < minimumGracePeriod {
+		grace = minimumGracePeriod
+	}
+	end := m.clock.Now().Add(grace)
+	if m.state != stateTerminating || end.Before(m.graceEnd) {
+		m.graceEnd = end
+	}
+	m.state = stateTerminating
+	for _, c := range append(append([]*ctr{}, m.inits...), m.apps...) {
+		if c.stopping && c.killAt.After(m.graceEnd) {
+			c.killAt = m.graceEnd
+		}
+	}
+}
+
+// syncTermination stops app containers (and a running init container) first,
+// all at once, then the sidecars one by one in reverse order, each within
+// what is left of the grace period (kuberuntime_termination_order.go).
+func (m *machine) syncTermination() {
+	now := m.clock.Now()
+	for _, c := range append(append([]*ctr{}, m.inits...), m.apps...) {
+		if c.stopping && c.handle != nil && !c.killAt.After(now) {
+			_ = c.handle.Signal(syscall.SIGKILL)
+			c.killAt = now.Add(time.Hour) // once
+		}
+	}
+	busy := false
+	for _, c := range m.apps {
+		busy = m.stop(c) || busy
+	}
+	for _, c := range m.inits {
+		if !c.sidecar {
+			busy = m.stop(c) || busy
+		}
+	}
+	if busy {
+		return
+	}
+	for i := len(m.inits) - 1; i >= 0; i-- {
+		if c := m.inits[i]; c.sidecar && m.stop(c) {
+			return
+		}
+	}
+	m.state = stateDone
+}
+
+// stop asks a container to stop and reports whether it is still active.
+func (m *machine) stop(c *ctr) bool {
+	if c.starting {
+		return true // stopped once its start has returned
+	}
+	if c.handle == nil {
+		return false
+	}
+	if !c.stopping {
+		c.stopping = true
+		c.killAt = m.graceEnd
+		m.events.add("Normal", "Killing", m.object(c), "Stopping container %s", c.spec.Name)
+		if m.graceEnd.After(m.clock.Now()) {
+			_ = c.handle.Signal(m.runner.StopSignal(c.spec))
+		} else {
+			_ = c.handle.Signal(syscall.SIGKILL)
+		}
+	}
+	return true
+}
+
+// startWithBackoff starts c unless its crash-loop backoff still holds it.
+func (m *machine) startWithBackoff(c *ctr) {
+	now := m.clock.Now()
+	if now.Before(c.retryAt) {
+		return
+	}
+	if t := c.lastTerminated(); c.ran && t != nil {
+		key := m.backoffKey(c)
+		if _, wait := m.backoff.until(key, t.FinishedAt.Time); wait {
+			if c.status.State.Waiting == nil || c.status.State.Waiting.Reason != ReasonCrashLoopBackOff {
+				if c.status.State.Terminated != nil {
+					c.status.LastTerminationState = corev1.ContainerState{Terminated: c.status.State.Terminated}
+				}
+				c.status.State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{
+					Reason:  ReasonCrashLoopBackOff,
+					Message: fmt.Sprintf("back-off %s restarting failed container=%s pod=%s", m.backoff.delay(key), c.spec.Name, m.podRef()),
+				}}
+				m.events.add("Warning", "BackOff", m.object(c), "Back-off restarting failed container %s in pod %s", c.spec.Name, m.podRef())
+			}
+			return
+		}
+		m.backoff.next(key, t.FinishedAt.Time)
+	}
+	m.start(c)
+}
+
+func (m *machine) start(c *ctr) {
+	restartCount := int32(0)
+	if c.ran {
+		restartCount = c.status.RestartCount + 1
+	}
+	c.starting = true
+	// The status's restart count moves when the new run exists (handle).
+	go func() {
+		h, err := m.runner.Start(m.ctx, c.spec, restartCount)
+		m.msgs <- message{c: c, handle: h, err: err}
+		if err == nil {
+			res := h.Wait()
+			m.msgs <- message{c: c, exit: &res}
+		}
+	}()
+}
+
+// handle applies a message from a container goroutine.
+func (m *machine) handle(msg message) {
+	c := msg.c
+	now := m.clock.Now()
+	switch {
+	case msg.exit != nil:
+		c.handle = nil
+		c.stopping = false
+		c.ran = true
+		x := msg.exit
+		t := &corev1.ContainerStateTerminated{
+			ExitCode:    x.ExitCode,
+			Signal:      x.Signal,
+			Reason:      x.Reason,
+			Message:     x.Message,
+			StartedAt:   metav1.NewTime(x.StartedAt),
+			FinishedAt:  metav1.NewTime(x.FinishedAt),
+			ContainerID: c.status.ContainerID,
+		}
+		c.status.State = corev1.ContainerState{Terminated: t}
+		c.status.Ready = c.init && !c.sidecar && t.ExitCode == 0
+		f := false
+		c.status.Started = &f
+	case msg.err != nil:
+		c.starting = false
+		var se *startError
+		if e, ok := msg.err.(*startError); ok {
+			se = e
+		} else {
+			se = &startError{Reason: ReasonStartError, Message: msg.err.Error()}
+		}
+		m.events.add("Warning", "Failed", m.object(c), "Error: %s", se.Message)
+		if se.Waiting {
+			c.status.State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: se.Reason, Message: se.Message}}
+			c.retryAt = now.Add(m.backoff.initial)
+			return
+		}
+		// The run counts: it was created and could not start (StartError, exit 128).
+		if c.ran {
+			c.status.RestartCount++
+		}
+		c.ran = true
+		if c.status.State.Terminated != nil {
+			c.status.LastTerminationState = corev1.ContainerState{Terminated: c.status.State.Terminated}
+		}
+		c.status.State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+			ExitCode: 128, Reason: se.Reason, Message: se.Message,
+			StartedAt: metav1.NewTime(time.Unix(0, 0).UTC()), FinishedAt: metav1.NewTime(now),
+		}}
+	default:
+		c.starting = false
+		c.handle = msg.handle
+		if c.ran {
+			c.status.RestartCount++
+			if c.status.State.Terminated != nil {
+				c.status.LastTerminationState = corev1.ContainerState{Terminated: c.status.State.Terminated}
+			}
+		}
+		c.status.ContainerID = "podrun://" + msg.handle.ID()
+		c.status.State = corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(now)}}
+		// Without probes a running container is started and ready (the probers come in
+		// on top); a plain init container is ready only once it has succeeded.
+		t := true
+		c.status.Started = &t
+		c.status.Ready = !c.init || c.sidecar
+		m.events.add("Normal", "Started", m.object(c), "Started container %s", c.spec.Name)
+		if m.state == stateTerminating {
+			m.stop(c)
+		}
+	}
+}
+
+// nextWakeup is the earliest time the machine has something to do without a message.
+func (m *machine) nextWakeup() time.Time {
+	var at time.Time
+	consider := func(t time.Time) {
+		if !t.IsZero() && (at.IsZero() || t.Before(at)) {
+			at = t
+		}
+	}
+	if d := m.pod.Spec.ActiveDeadlineSeconds; d != nil && !m.terminal && m.state == stateRunning {
+		consider(m.status.StartTime.Add(time.Duration(*d) * time.Second))
+	}
+	for _, c := range append(append([]*ctr{}, m.inits...), m.apps...) {
+		if c.stopping {
+			consider(c.killAt)
+		}
+		consider(c.retryAt)
+		if w := c.status.State.Waiting; w != nil && w.Reason == ReasonCrashLoopBackOff {
+			if t := c.lastTerminated(); t != nil {
+				if until, wait := m.backoff.until(m.backoffKey(c), t.FinishedAt.Time); wait {
+					consider(until)
+				}
+			}
+		}
+	}
+	return at
+}
+
+// podStatus renders the pod's status in the shapes of the core/v1 API.
+func (m *machine) podStatus() corev1.PodStatus {
+	s := m.status
+	s.InitContainerStatuses = nil
+	s.ContainerStatuses = nil
+	for _, c := range m.inits {
+		s.InitContainerStatuses = append(s.InitContainerStatuses, *c.status.DeepCopy())
+	}
+	for _, c := range m.apps {
+		s.ContainerStatuses = append(s.ContainerStatuses, *c.status.DeepCopy())
+	}
+	all := append(append([]corev1.ContainerStatus{}, s.InitContainerStatuses...), s.ContainerStatuses...)
+	if !m.terminal {
+		s.Phase = podPhase(m.pod, all, false, m.initialized && hasAnyRegularContainerStarted(m.pod, all))
+	}
+	s.Conditions = podConditions(m.pod, m.status.Conditions, all, s.Phase, m.sandboxReady, metav1.NewTime(m.clock.Now()))
+	m.status.Conditions = s.Conditions
+	m.status.Phase = s.Phase
+	return s
+}
+
+// run drives the machine until the pod is done. publish is called whenever
+// the status may have changed; deletes delivers deletion requests.
+func (m *machine) run(publish func(corev1.PodStatus), deletes <-chan time.Duration) {
+	timer := m.clock.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		m.sync()
+		publish(m.podStatus())
+		if m.state == stateDone {
+			return
+		}
+		wake := m.nextWakeup()
+		d := time.Hour
+		if !wake.IsZero() {
+			d = max(wake.Sub(m.clock.Now()), time.Millisecond)
+		}
+		if !timer.Stop() {
+			select {
+			case <-timer.C():
+			default:
+			}
+		}
+		timer.Reset(d)
+		select {
+		case msg := <-m.msgs:
+			m.handle(msg)
+			// Apply whatever else has arrived before deciding again.
+			for drained := false; !drained; {
+				select {
+				case msg := <-m.msgs:
+					m.handle(msg)
+				default:
+					drained = true
+				}
+			}
+		case grace := <-deletes:
+			m.requestDelete(grace)
+		case <-timer.C():
+		}
+	}
+}
+
+// exitReason is the kubelet's terminated reason for an exit.
+func exitReason(code int32, oom bool) string {
+	switch {
+	case oom:
+		return ReasonOOMKilled
+	case code == 0:
+		return ReasonCompleted
+	}
+	return ReasonError
+}

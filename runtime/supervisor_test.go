@@ -1,0 +1,430 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clocktesting "k8s.io/utils/clock/testing"
+)
+
+// fakeRunner starts fake containers whose exits the test controls.
+type fakeRunner struct {
+	clock   *clocktesting.FakeClock
+	mu      sync.Mutex
+	started []string // container names in start order
+	signals []string // "name:signal"
+	running map[string]*fakeHandle
+	failing map[string]error // Start fails with this
+	n       int
+}
+
+type fakeHandle struct {
+	r       *fakeRunner
+	name    string
+	id      string
+	start   time.Time
+	exitc   chan int32
+	once    sync.Once
+	sigterm bool // exits on SIGTERM
+}
+
+func newFakeRunner(clk *clocktesting.FakeClock) *fakeRunner {
+	return &fakeRunner{clock: clk, running: map[string]*fakeHandle{}, failing: map[string]error{}}
+}
+
+func (r *fakeRunner) Start(_ context.Context, c *corev1.Container, restartCount int32) (containerHandle, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.started = append(r.started, c.Name)
+	if err := r.failing[c.Name]; err != nil {
+		return nil, err
+	}
+	r.n++
+	h := &fakeHandle{r: r, name: c.Name, id: fmt.Sprintf("id%d", r.n), start: r.clock.Now(), exitc: make(chan int32, 1), sigterm: true}
+	r.running[c.Name] = h
+	return h, nil
+}
+
+func (r *fakeRunner) StopSignal(*corev1.Container) syscall.Signal { return syscall.SIGTERM }
+
+func (h *fakeHandle) ID() string { return h.id }
+
+func (h *fakeHandle) exit(code int32) {
+	h.once.Do(func() { h.exitc <- code })
+}
+
+func (h *fakeHandle) Wait() exitResult {
+	code := <-h.exitc
+	h.r.mu.Lock()
+	if h.r.running[h.name] == h {
+		delete(h.r.running, h.name)
+	}
+	h.r.mu.Unlock()
+	return exitResult{ExitCode: code, Reason: exitReason(code, false), StartedAt: h.start, FinishedAt: h.r.clock.Now()}
+}
+
+func (h *fakeHandle) Signal(sig syscall.Signal) error {
+	h.r.mu.Lock()
+	h.r.signals = append(h.r.signals, fmt.Sprintf("%s:%d", h.name, sig))
+	h.r.mu.Unlock()
+	if sig == syscall.SIGKILL || (sig == syscall.SIGTERM && h.sigterm) {
+		h.exit(128 + int32(sig))
+	}
+	return nil
+}
+
+func (r *fakeRunner) handle(t *testing.T, name string) *fakeHandle {
+	t.Helper()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	h := r.running[name]
+	if h == nil {
+		t.Fatalf("container %s is not running; started so far: %v", name, r.started)
+	}
+	return h
+}
+
+func (r *fakeRunner) startOrder() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.started...)
+}
+
+type harness struct {
+	t      *testing.T
+	m      *machine
+	r      *fakeRunner
+	clock  *clocktesting.FakeClock
+	status corev1.PodStatus
+}
+
+func newHarness(t *testing.T, pod *corev1.Pod) *harness {
+	return newHarnessWith(t, pod, func(*fakeRunner) {})
+}
+
+func newHarnessWith(t *testing.T, pod *corev1.Pod, setup func(*fakeRunner)) *harness {
+	clk := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	r := newFakeRunner(clk)
+	setup(r)
+	ev := &eventLog{path: filepath.Join(t.TempDir(), "events"), now: clk.Now}
+	m := newMachine(context.Background(), pod, r, clk, ev, newBackoff(clk, DefaultBackoffInitial, DefaultBackoffMax))
+	h := &harness{t: t, m: m, r: r, clock: clk}
+	h.settle()
+	return h
+}
+
+// settle runs sync and applies messages until nothing changes.
+func (h *harness) settle() {
+	h.t.Helper()
+	for i := 0; i < 100; i++ {
+		h.m.sync()
+		h.status = h.m.podStatus()
+		pending := false
+		for _, c := range append(append([]*ctr{}, h.m.inits...), h.m.apps...) {
+			if c.starting {
+				pending = true
+			}
+		}
+		select {
+		case msg := <-h.m.msgs:
+			h.m.handle(msg)
+			continue
+		case <-time.After(func() time.Duration {
+			if pending {
+				return 2 * time.Second
+			}
+			return 20 * time.Millisecond
+		}()):
+		}
+		if !pending {
+			return
+		}
+	}
+	h.t.Fatal("machine did not settle")
+}
+
+func (h *harness) exit(name string, code int32) {
+	h.t.Helper()
+	h.r.handle(h.t, name).exit(code)
+	h.settle()
+}
+
+func (h *harness) step(d time.Duration) {
+	h.clock.Step(d)
+	h.settle()
+}
+
+func (h *harness) state(name string) corev1.ContainerStatus {
+	for _, s := range append(append([]corev1.ContainerStatus{}, h.status.InitContainerStatuses...), h.status.ContainerStatuses...) {
+		if s.Name == name {
+			return s
+		}
+	}
+	h.t.Fatalf("no status for %s", name)
+	return corev1.ContainerStatus{}
+}
+
+func (h *harness) cond(t corev1.PodConditionType) corev1.PodCondition {
+	for _, c := range h.status.Conditions {
+		if c.Type == t {
+			return c
+		}
+	}
+	h.t.Fatalf("no condition %s", t)
+	return corev1.PodCondition{}
+}
+
+func testPod(policy corev1.RestartPolicy, inits []string, apps []string) *corev1.Pod {
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "default", UID: "u1"}}
+	pod.Spec.RestartPolicy = policy
+	for _, n := range inits {
+		pod.Spec.InitContainers = append(pod.Spec.InitContainers, corev1.Container{Name: n, Image: "busybox"})
+	}
+	for _, n := range apps {
+		pod.Spec.Containers = append(pod.Spec.Containers, corev1.Container{Name: n, Image: "busybox"})
+	}
+	return pod
+}
+
+func sidecar(pod *corev1.Pod, i int) {
+	always := corev1.ContainerRestartPolicyAlways
+	pod.Spec.InitContainers[i].RestartPolicy = &always
+}
+
+func TestInitContainersRunInOrderThenAppsTogether(t *testing.T) {
+	h := newHarness(t, testPod(corev1.RestartPolicyAlways, []string{"init-a", "init-b"}, []string{"app1", "app2"}))
+	if got := h.r.startOrder(); !slices.Equal(got, []string{"init-a"}) {
+		t.Fatalf("started %v, want only init-a", got)
+	}
+	if h.status.Phase != corev1.PodPending {
+		t.Fatalf("phase %s, want Pending", h.status.Phase)
+	}
+	if w := h.state("app1").State.Waiting; w == nil || w.Reason != ReasonPodInitializing {
+		t.Fatalf("app1 state %+v, want waiting PodInitializing", h.state("app1").State)
+	}
+	if c := h.cond(corev1.PodInitialized); c.Status != corev1.ConditionFalse || c.Message != "containers with incomplete status: [init-a init-b]" {
+		t.Fatalf("Initialized = %+v", c)
+	}
+	h.exit("init-a", 0)
+	if got := h.r.startOrder(); !slices.Equal(got, []string{"init-a", "init-b"}) {
+		t.Fatalf("started %v", got)
+	}
+	if st := h.state("init-a"); st.State.Terminated == nil || st.State.Terminated.Reason != ReasonCompleted || !st.Ready {
+		t.Fatalf("init-a status %+v", st)
+	}
+	h.exit("init-b", 0)
+	got := h.r.startOrder()
+	if len(got) != 4 || !slices.Contains(got[2:], "app1") || !slices.Contains(got[2:], "app2") {
+		t.Fatalf("started %v, want both apps after the inits", got)
+	}
+	if h.status.Phase != corev1.PodRunning {
+		t.Fatalf("phase %s, want Running", h.status.Phase)
+	}
+	for _, ct := range []corev1.PodConditionType{corev1.PodInitialized, corev1.ContainersReady, corev1.PodReady, corev1.PodScheduled} {
+		if c := h.cond(ct); c.Status != corev1.ConditionTrue {
+			t.Errorf("condition %s = %+v", ct, c)
+		}
+	}
+}
+
+func TestInitFailureUnderNeverFailsThePod(t *testing.T) {
+	h := newHarness(t, testPod(corev1.RestartPolicyNever, []string{"init-a", "init-b"}, []string{"app"}))
+	h.exit("init-a", 3)
+	if h.status.Phase != corev1.PodFailed {
+		t.Fatalf("phase %s, want Failed", h.status.Phase)
+	}
+	if got := h.r.startOrder(); !slices.Equal(got, []string{"init-a"}) {
+		t.Fatalf("started %v, want only init-a", got)
+	}
+	if h.m.state != stateDone {
+		t.Fatalf("machine state %d, want done", h.m.state)
+	}
+	if st := h.state("init-a"); st.State.Terminated == nil || st.State.Terminated.ExitCode != 3 || st.State.Terminated.Reason != ReasonError {
+		t.Fatalf("init-a status %+v", st.State)
+	}
+}
+
+func TestInitFailureRetriesWithKubeletBackoff(t *testing.T) {
+	h := newHarness(t, testPod(corev1.RestartPolicyAlways, []string{"init"}, []string{"app"}))
+	h.exit("init", 1)
+	// The first restart is immediate, as the kubelet's doBackOff has no entry yet.
+	if got := h.r.startOrder(); len(got) != 2 {
+		t.Fatalf("started %v, want an immediate restart", got)
+	}
+	if rc := h.state("init").RestartCount; rc != 1 {
+		t.Fatalf("restartCount %d, want 1", rc)
+	}
+	for i, delay := range []time.Duration{10 * time.Second, 20 * time.Second, 40 * time.Second} {
+		h.exit("init", 1)
+		st := h.state("init")
+		if w := st.State.Waiting; w == nil || w.Reason != ReasonCrashLoopBackOff {
+			t.Fatalf("after failure %d: state %+v, want CrashLoopBackOff", i+2, st.State)
+		}
+		if want := fmt.Sprintf("back-off %s restarting failed container=init pod=p_default(u1)", delay); st.State.Waiting.Message != want {
+			t.Fatalf("message %q, want %q", st.State.Waiting.Message, want)
+		}
+		if st.LastTerminationState.Terminated == nil || st.LastTerminationState.Terminated.ExitCode != 1 {
+			t.Fatalf("lastState %+v", st.LastTerminationState)
+		}
+		n := len(h.r.startOrder())
+		h.step(delay - time.Second)
+		if len(h.r.startOrder()) != n {
+			t.Fatalf("restarted before the %s backoff", delay)
+		}
+		h.step(time.Second)
+		if len(h.r.startOrder()) != n+1 {
+			t.Fatalf("not restarted after the %s backoff", delay)
+		}
+	}
+	if got := h.r.startOrder(); slices.Contains(got, "app") {
+		t.Fatal("app container started although init never succeeded")
+	}
+	if h.status.Phase != corev1.PodPending {
+		t.Fatalf("phase %s, want Pending", h.status.Phase)
+	}
+}
+
+func TestBackoffCapsAndResets(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Now())
+	b := newBackoff(clk, 10*time.Second, 300*time.Second)
+	var got []time.Duration
+	for i := 0; i < 8; i++ {
+		b.next("k", clk.Now())
+		got = append(got, b.delay("k"))
+	}
+	want := []time.Duration{10, 20, 40, 80, 160, 300, 300, 300}
+	for i := range want {
+		if got[i] != want[i]*time.Second {
+			t.Fatalf("delays %v, want %v seconds", got, want)
+		}
+	}
+	clk.Step(601 * time.Second)
+	if _, wait := b.until("k", clk.Now()); wait {
+		t.Fatal("backoff did not reset after 10 minutes of clean running")
+	}
+	b.next("k", clk.Now())
+	if b.delay("k") != 10*time.Second {
+		t.Fatalf("delay after reset %s", b.delay("k"))
+	}
+}
+
+func TestNeverPodSucceedsWhenAppsExitZeroAndSidecarsStopLast(t *testing.T) {
+	pod := testPod(corev1.RestartPolicyNever, []string{"side1", "init", "side2"}, []string{"app"})
+	sidecar(pod, 0)
+	sidecar(pod, 2)
+	h := newHarness(t, pod)
+	if got := h.r.startOrder(); !slices.Equal(got, []string{"side1", "init"}) {
+		t.Fatalf("started %v: the sidecar must start, then the next init container", got)
+	}
+	h.exit("init", 0)
+	if got := h.r.startOrder(); !slices.Equal(got, []string{"side1", "init", "side2", "app"}) {
+		t.Fatalf("started %v", got)
+	}
+	if h.status.Phase != corev1.PodRunning {
+		t.Fatalf("phase %s", h.status.Phase)
+	}
+	h.exit("app", 0)
+	if h.status.Phase != corev1.PodSucceeded {
+		t.Fatalf("phase %s, want Succeeded", h.status.Phase)
+	}
+	if h.m.state != stateDone {
+		t.Fatal("sidecars still running after the app containers completed")
+	}
+	if got := h.r.signals; !slices.Equal(got, []string{"side2:15", "side1:15"}) {
+		t.Fatalf("signals %v, want sidecars stopped in reverse order", got)
+	}
+}
+
+func TestSidecarRestartsWhateverThePodPolicy(t *testing.T) {
+	pod := testPod(corev1.RestartPolicyNever, []string{"side"}, []string{"app"})
+	sidecar(pod, 0)
+	h := newHarness(t, pod)
+	h.exit("side", 1)
+	if got := h.r.startOrder(); !slices.Equal(got, []string{"side", "app", "side"}) {
+		t.Fatalf("started %v, want the sidecar restarted", got)
+	}
+	if h.status.Phase != corev1.PodRunning {
+		t.Fatalf("phase %s", h.status.Phase)
+	}
+}
+
+func TestRestartPolicies(t *testing.T) {
+	for _, tc := range []struct {
+		policy    corev1.RestartPolicy
+		code      int32
+		restarted bool
+		phase     corev1.PodPhase
+	}{
+		{corev1.RestartPolicyAlways, 0, true, corev1.PodRunning},
+		{corev1.RestartPolicyAlways, 1, true, corev1.PodRunning},
+		{corev1.RestartPolicyOnFailure, 0, false, corev1.PodSucceeded},
+		{corev1.RestartPolicyOnFailure, 1, true, corev1.PodRunning},
+		{corev1.RestartPolicyNever, 0, false, corev1.PodSucceeded},
+		{corev1.RestartPolicyNever, 1, false, corev1.PodFailed},
+	} {
+		t.Run(fmt.Sprintf("%s-exit%d", tc.policy, tc.code), func(t *testing.T) {
+			h := newHarness(t, testPod(tc.policy, nil, []string{"app"}))
+			h.exit("app", tc.code)
+			if restarted := len(h.r.startOrder()) == 2; restarted != tc.restarted {
+				t.Fatalf("restarted=%v, want %v", restarted, tc.restarted)
+			}
+			if h.status.Phase != tc.phase {
+				t.Fatalf("phase %s, want %s", h.status.Phase, tc.phase)
+			}
+		})
+	}
+}
+
+func TestDeleteStopsAppsThenSidecarsAndKillsAfterGrace(t *testing.T) {
+	pod := testPod(corev1.RestartPolicyAlways, []string{"side"}, []string{"app"})
+	sidecar(pod, 0)
+	h := newHarness(t, pod)
+	h.r.handle(t, "app").sigterm = false // ignores SIGTERM
+	h.m.requestDelete(5 * time.Second)
+	h.settle()
+	if got := h.r.signals; !slices.Equal(got, []string{"app:15"}) {
+		t.Fatalf("signals %v, want only the app asked to stop first", got)
+	}
+	h.step(5 * time.Second)
+	if got := h.r.signals; !slices.Equal(got, []string{"app:15", "app:9", "side:9"}) {
+		t.Fatalf("signals %v, want SIGKILL after the grace period, then the sidecar", got)
+	}
+	if h.m.state != stateDone {
+		t.Fatal("machine not done after deletion")
+	}
+}
+
+func TestActiveDeadlineFailsThePod(t *testing.T) {
+	pod := testPod(corev1.RestartPolicyAlways, []string{"init"}, []string{"app"})
+	d := int64(30)
+	pod.Spec.ActiveDeadlineSeconds = &d
+	h := newHarness(t, pod)
+	h.step(30 * time.Second)
+	if h.status.Phase != corev1.PodFailed || h.status.Reason != ReasonDeadlineExceeded {
+		t.Fatalf("phase %s reason %q, want Failed DeadlineExceeded", h.status.Phase, h.status.Reason)
+	}
+	if h.m.state != stateDone {
+		t.Fatal("init container still running after the deadline")
+	}
+}
+
+func TestStartErrorCountsAsARun(t *testing.T) {
+	h := newHarnessWith(t, testPod(corev1.RestartPolicyNever, nil, []string{"app"}), func(r *fakeRunner) {
+		r.failing["app"] = &startError{Reason: ReasonStartError, Message: `exec: "nope": executable file not found in $PATH`}
+	})
+	st := h.state("app")
+	if st.State.Terminated == nil || st.State.Terminated.ExitCode != 128 || st.State.Terminated.Reason != ReasonStartError {
+		t.Fatalf("state %+v", st.State)
+	}
+	if h.status.Phase != corev1.PodFailed {
+		t.Fatalf("phase %s, want Failed", h.status.Phase)
+	}
+}
