@@ -1,0 +1,247 @@
+// Package volumes builds a pod's volumes on the host as the kubelet's volume
+// plugins do (emptyDir, hostPath, configMap, secret, downwardAPI, projected),
+// computes each container's bind mounts (subPath, subPathExpr, propagation,
+// read-only), and tears the volumes down again from nothing but the pod
+// directory, so that `podrun delete` works after any crash.
+//
+// On-disk layout, under the pod's record directory:
+//
+//	<podDir>/volumes/<name>                         one directory (or tmpfs) per volume
+//	<podDir>/volume-subpaths/<vol>/<container>/<i>  bind mounts of subPaths (as the kubelet)
+//
+// hostPath volumes live where they are on the host and are never touched by Teardown.
+package volumes
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+)
+
+const (
+	volumesDirName  = "volumes"
+	subPathsDirName = "volume-subpaths"
+)
+
+// Kind names a volume source, spelled as in the Pod API.
+type Kind string
+
+// The volume kinds podrun supports.
+const (
+	KindEmptyDir    Kind = "emptyDir"
+	KindHostPath    Kind = "hostPath"
+	KindConfigMap   Kind = "configMap"
+	KindSecret      Kind = "secret"
+	KindDownwardAPI Kind = "downwardAPI"
+	KindProjected   Kind = "projected"
+)
+
+// Objects are the ConfigMaps and Secrets a pod's volumes may reference, keyed by
+// name (they come from the same manifest, so they are in the pod's namespace).
+type Objects struct {
+	ConfigMaps map[string]*corev1.ConfigMap
+	Secrets    map[string]*corev1.Secret
+}
+
+// FieldResolver supplies downward API values (the caller owns the pod's runtime
+// facts such as its IP, and the resource arithmetic). metadata.labels and
+// metadata.annotations as whole maps are formatted here from the pod itself.
+type FieldResolver interface {
+	FieldRef(fieldPath string) (string, error)
+	ResourceFieldRef(containerName string, ref *corev1.ResourceFieldSelector) (string, error)
+}
+
+// Options tell Setup where to build the volumes and what they may contain.
+type Options struct {
+	// PodDir is the pod's record directory; volumes go to PodDir/volumes/<name>.
+	PodDir string
+	// Objects holds the ConfigMaps and Secrets referenced by the pod.
+	Objects Objects
+	// Fields resolves downward API references other than the label and
+	// annotation maps; it may be nil when the pod has none.
+	Fields FieldResolver
+	// NodeAllocatableMemory bounds memory-backed volumes (bytes); 0 means the
+	// host's total memory, which is what a node without reservations allocates.
+	NodeAllocatableMemory int64
+	// PodMemoryLimit is the pod-level memory limit (bytes) the pod cgroup gets,
+	// 0 when the pod has none. Like the kubelet, a memory-backed volume is never
+	// larger than what the pod may use.
+	PodMemoryLimit int64
+}
+
+// Volume describes one built volume.
+type Volume struct {
+	Name string
+	Kind Kind
+	// Path is the host path: the directory under <podDir>/volumes, or the
+	// hostPath itself.
+	Path string
+	// Medium is corev1.StorageMediumMemory when Path is a tmpfs.
+	Medium corev1.StorageMedium
+	// ReadOnly volumes (configMap, secret, downwardAPI, projected) are always
+	// mounted read-only, whatever the volumeMount says.
+	ReadOnly bool
+	// SizeBytes is the tmpfs size for memory-backed volumes (0: kernel default).
+	SizeBytes int64
+
+	hostPathType corev1.HostPathType
+}
+
+// Set is the result of Setup: the pod's volumes by name.
+type Set struct {
+	podDir  string
+	volumes map[string]*Volume
+	order   []string
+}
+
+// Volume returns the named volume.
+func (s *Set) Volume(name string) (Volume, bool) {
+	v, ok := s.volumes[name]
+	if !ok {
+		return Volume{}, false
+	}
+	return *v, true
+}
+
+// Volumes returns all volumes in the order of pod.spec.volumes.
+func (s *Set) Volumes() []Volume {
+	out := make([]Volume, 0, len(s.order))
+	for _, n := range s.order {
+		out = append(out, *s.volumes[n])
+	}
+	return out
+}
+
+// PodDir returns the pod directory the set was built in.
+func (s *Set) PodDir() string { return s.podDir }
+
+// Setup builds all volumes of pod under opts.PodDir. It is idempotent: run again
+// for the same pod (after a supervisor crash, say), it keeps emptyDir contents and
+// existing tmpfs mounts and rewrites configMap/secret/downwardAPI/projected data
+// atomically. The notes say what podrun does differently from the kubelet. On error,
+// the volumes this call created are torn down again and the error names the volume.
+func Setup(pod *corev1.Pod, opts Options) (_ *Set, notes []string, err error) {
+	if pod == nil {
+		return nil, nil, errors.New("setting up volumes: no pod given")
+	}
+	if opts.PodDir == "" {
+		return nil, nil, fmt.Errorf("setting up volumes for pod %s: no pod directory given", podRef(pod))
+	}
+	podDir, err := filepath.Abs(opts.PodDir)
+	if err != nil {
+		return nil, nil, fmt.Errorf("setting up volumes for pod %s: %w", podRef(pod), err)
+	}
+	volumesDir := filepath.Join(podDir, volumesDirName)
+	if err := os.MkdirAll(volumesDir, 0o750); err != nil {
+		return nil, nil, fmt.Errorf("setting up volumes for pod %s: %w", podRef(pod), err)
+	}
+
+	s := &Set{podDir: podDir, volumes: map[string]*Volume{}}
+	var created []string
+	defer func() {
+		if err == nil {
+			return
+		}
+		for i := len(created) - 1; i >= 0; i-- {
+			if terr := tearDownDir(created[i]); terr != nil {
+				err = errors.Join(err, fmt.Errorf("cleaning up after failed setup: %w", terr))
+			}
+		}
+	}()
+
+	b := &builder{pod: pod, opts: opts}
+	for i := range pod.Spec.Volumes {
+		v := &pod.Spec.Volumes[i]
+		if errs := validation.IsDNS1123Label(v.Name); len(errs) != 0 {
+			return nil, nil, fmt.Errorf("setting up volume %q of pod %s: invalid name: %s", v.Name, podRef(pod), strings.Join(errs, "; "))
+		}
+		if _, dup := s.volumes[v.Name]; dup {
+			return nil, nil, fmt.Errorf("setting up volumes of pod %s: duplicate volume name %q", podRef(pod), v.Name)
+		}
+		vol := &Volume{Name: v.Name}
+		dir := filepath.Join(volumesDir, v.Name)
+		if v.HostPath == nil {
+			if _, statErr := os.Lstat(dir); errors.Is(statErr, os.ErrNotExist) {
+				created = append(created, dir)
+			}
+		}
+		vnotes, err := b.build(v, vol, dir)
+		if err != nil {
+			return nil, nil, fmt.Errorf("setting up volume %q of pod %s: %w", v.Name, podRef(pod), err)
+		}
+		notes = append(notes, vnotes...)
+		s.volumes[v.Name] = vol
+		s.order = append(s.order, v.Name)
+	}
+	return s, notes, nil
+}
+
+// builder carries what every volume plugin needs.
+type builder struct {
+	pod  *corev1.Pod
+	opts Options
+}
+
+func (b *builder) build(v *corev1.Volume, vol *Volume, dir string) ([]string, error) {
+	src := &v.VolumeSource
+	switch {
+	case src.EmptyDir != nil:
+		vol.Kind, vol.Path, vol.Medium = KindEmptyDir, dir, src.EmptyDir.Medium
+		return b.setupEmptyDir(vol, src.EmptyDir)
+	case src.HostPath != nil:
+		vol.Kind = KindHostPath
+		return nil, setupHostPath(vol, src.HostPath)
+	case src.ConfigMap != nil:
+		vol.Kind, vol.Path, vol.ReadOnly = KindConfigMap, dir, true
+		return nil, b.setupConfigMap(vol, src.ConfigMap)
+	case src.Secret != nil:
+		vol.Kind, vol.Path, vol.ReadOnly, vol.Medium = KindSecret, dir, true, corev1.StorageMediumMemory
+		return nil, b.setupSecret(vol, src.Secret)
+	case src.DownwardAPI != nil:
+		vol.Kind, vol.Path, vol.ReadOnly, vol.Medium = KindDownwardAPI, dir, true, corev1.StorageMediumMemory
+		return nil, b.setupDownwardAPI(vol, src.DownwardAPI)
+	case src.Projected != nil:
+		vol.Kind, vol.Path, vol.ReadOnly, vol.Medium = KindProjected, dir, true, corev1.StorageMediumMemory
+		return nil, b.setupProjected(vol, src.Projected)
+	}
+	if name := sourceName(src); name != "" {
+		return nil, fmt.Errorf("volume type %s is not supported by podrun (supported: emptyDir, hostPath, configMap, secret, downwardAPI, projected)", name)
+	}
+	return nil, errors.New("no volume source set")
+}
+
+// sourceName returns the API name of the (first) volume source set in src.
+func sourceName(src *corev1.VolumeSource) string {
+	rv := reflect.ValueOf(src).Elem()
+	for i := 0; i < rv.NumField(); i++ {
+		if f := rv.Field(i); f.Kind() == reflect.Pointer && !f.IsNil() {
+			return strings.Split(rv.Type().Field(i).Tag.Get("json"), ",")[0]
+		}
+	}
+	return ""
+}
+
+func podRef(pod *corev1.Pod) string {
+	ns := pod.Namespace
+	if ns == "" {
+		ns = "default"
+	}
+	return ns + "/" + pod.Name
+}
+
+// sortedKeys returns m's keys in order, for deterministic output.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
