@@ -1,0 +1,200 @@
+package image
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync/atomic"
+	"syscall"
+
+	"github.com/containers/image/v5/pkg/compression"
+	"github.com/containers/storage/pkg/archive"
+	"github.com/gofrs/flock"
+	digest "github.com/opencontainers/go-digest"
+	"golang.org/x/sys/unix"
+)
+
+// unpackedLayers counts layers this process has unpacked (tests check each is done once).
+var unpackedLayers atomic.Int64
+
+// ensureLayer makes sure the layer diffID is unpacked from blob into layers/<hex> and
+// returns its size on disk. known is the size recorded in the index, or -1.
+func (s *Store) ensureLayer(ctx context.Context, diffID, blob digest.Digest, known int64, rep *reporter) (int64, error) {
+	dir := s.layerPath(diffID)
+	if _, err := os.Stat(dir); err == nil && known >= 0 {
+		return known, nil
+	}
+	// One unpacker per layer across goroutines and processes; the others wait and reuse.
+	l := flock.New(s.lockPath("layer-" + diffID.Encoded() + ".lock"))
+	defer l.Close()
+	if _, err := l.TryLockContext(ctx, lockPoll); err != nil {
+		return 0, fmt.Errorf("locking layer %s: %w", diffID, err)
+	}
+	if _, err := os.Stat(dir); err == nil {
+		if known >= 0 {
+			return known, nil
+		}
+		return diskUsage(dir)
+	}
+
+	tmp, err := os.MkdirTemp(s.tmpDir(), "layer-")
+	if err != nil {
+		return 0, fmt.Errorf("unpacking layer %s: %w", diffID, err)
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			_ = os.RemoveAll(tmp)
+		}
+	}()
+	// The layer's root directory is the overlay's lower root: make it look like "/".
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		return 0, fmt.Errorf("unpacking layer %s: %w", diffID, err)
+	}
+	if err := unpackBlob(ctx, s.blobPath(blob), diffID, tmp); err != nil {
+		return 0, fmt.Errorf("unpacking layer %s: %w", diffID, err)
+	}
+	size, err := diskUsage(tmp)
+	if err != nil {
+		return 0, fmt.Errorf("unpacking layer %s: %w", diffID, err)
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		return 0, fmt.Errorf("unpacking layer %s: %w", diffID, err)
+	}
+	ok = true
+	unpackedLayers.Add(1)
+	rep.printf("Unpacked layer %s %s\n", shortDigest(diffID), humanSize(size))
+	return size, nil
+}
+
+// unpackBlob decompresses the blob, unpacks it into dir with overlayfs whiteouts and
+// checks that the uncompressed stream has digest diffID.
+func unpackBlob(ctx context.Context, blobPath string, diffID digest.Digest, dir string) error {
+	if err := diffID.Validate(); err != nil {
+		return fmt.Errorf("invalid diffID: %w", err)
+	}
+	f, err := os.Open(blobPath)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	dec, _, err := compression.AutoDecompress(ctxReader{ctx, f})
+	if err != nil {
+		return fmt.Errorf("decompressing %s: %w", filepath.Base(blobPath), err)
+	}
+	defer dec.Close()
+	verifier := diffID.Algorithm().Digester()
+	stream := io.TeeReader(dec, verifier.Hash())
+	if err := unpackTar(stream, dir, &archive.TarOptions{WhiteoutFormat: archive.OverlayWhiteoutFormat}); err != nil {
+		return err
+	}
+	// The tar reader stops at the end-of-archive marker; the digest covers the padding too.
+	if _, err := io.Copy(io.Discard, stream); err != nil {
+		return fmt.Errorf("reading layer: %w", err)
+	}
+	if got := verifier.Digest(); got != diffID {
+		return fmt.Errorf("layer content has digest %s, the image config says %s", got, diffID)
+	}
+	return nil
+}
+
+// unpackTar unpacks an uncompressed tar stream into dir with containers/storage's
+// archive.Unpack, on an OS thread whose root directory is dir (unshare(CLONE_FS) +
+// chroot): "../", absolute paths, and symlinks or hard links pointing anywhere resolve
+// inside dir, so nothing outside it can be written or linked to.
+func unpackTar(r io.Reader, dir string, opts *archive.TarOptions) error {
+	// Settle the sync.Once inside GetOverlayXattrName while /proc is still reachable.
+	_ = archive.GetOverlayXattrName("opaque")
+	errc := make(chan error, 1)
+	go func() {
+		// The thread's root changes, so it must never run another goroutine: staying locked
+		// until this goroutine exits makes the runtime terminate the thread.
+		runtime.LockOSThread()
+		errc <- func() error {
+			if err := unix.Unshare(unix.CLONE_FS); err != nil {
+				return fmt.Errorf("unshare(CLONE_FS): %w", err)
+			}
+			if err := unix.Chroot(dir); err != nil {
+				return fmt.Errorf("chroot %s: %w", dir, err)
+			}
+			if err := unix.Chdir("/"); err != nil {
+				return fmt.Errorf("chdir /: %w", err)
+			}
+			return archive.Unpack(r, "/", opts)
+		}()
+	}()
+	return <-errc
+}
+
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}
+
+// diskUsage sums the allocated blocks under path, counting hard-linked files once.
+func diskUsage(path string) (int64, error) {
+	type inode struct{ dev, ino uint64 }
+	seen := map[inode]bool{}
+	var total int64
+	err := filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		var st unix.Stat_t
+		if err := unix.Lstat(p, &st); err != nil {
+			if errors.Is(err, syscall.ENOENT) {
+				return nil
+			}
+			return &fs.PathError{Op: "lstat", Path: p, Err: err}
+		}
+		if st.Nlink > 1 && st.Mode&unix.S_IFMT != unix.S_IFDIR {
+			k := inode{uint64(st.Dev), st.Ino}
+			if seen[k] {
+				return nil
+			}
+			seen[k] = true
+		}
+		total += st.Blocks * 512
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("measuring disk usage of %s: %w", path, err)
+	}
+	return total, nil
+}
+
+func shortDigest(d digest.Digest) string {
+	enc := d.Encoded()
+	if len(enc) > 12 {
+		enc = enc[:12]
+	}
+	return d.Algorithm().String() + ":" + enc
+}
+
+func humanSize(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%dB", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f%ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}

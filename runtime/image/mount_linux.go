@@ -1,0 +1,111 @@
+package image
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// MountRootfs mounts at target an overlayfs of layerDirs (bottom first, as LayerDirs
+// returns them) under the writable upper directory; work must be an empty directory on the
+// same filesystem as upper. All paths must be absolute.
+//
+// The kernel takes mount options of at most one page. When the absolute layer paths do
+// not fit, the lower directories are named by short symlinks in a private directory, and
+// the mount runs on a thread whose working directory is that directory (unshare(CLONE_FS)
+// keeps the process's own working directory untouched), so images with a hundred layers
+// and more mount too. Safe for concurrent use.
+func MountRootfs(layerDirs []string, upper, work, target string) error {
+	if len(layerDirs) == 0 {
+		return errors.New("mounting rootfs: an image needs at least one layer")
+	}
+	for _, p := range append(slices.Clone(layerDirs), upper, work, target) {
+		if !filepath.IsAbs(p) {
+			return fmt.Errorf("mounting rootfs at %s: path %q is not absolute", target, p)
+		}
+		// ':' separates lower dirs and ',' options; overlayfs has no escaping we can rely on.
+		if strings.ContainsAny(p, ":,") {
+			return fmt.Errorf("mounting rootfs at %s: path %q contains ':' or ','", target, p)
+		}
+	}
+	lowers := slices.Clone(layerDirs)
+	slices.Reverse(lowers) // overlayfs wants the top layer first
+	opts := fmt.Sprintf("lowerdir=%s,upperdir=%s,workdir=%s", strings.Join(lowers, ":"), upper, work)
+	if len(opts) < os.Getpagesize() {
+		if err := unix.Mount("overlay", target, "overlay", 0, opts); err != nil {
+			return fmt.Errorf("mounting overlay rootfs at %s (%d layers): %w", target, len(lowers), err)
+		}
+		return nil
+	}
+	return mountShortLowers(lowers, upper, work, target)
+}
+
+func mountShortLowers(lowers []string, upper, work, target string) error {
+	links, err := os.MkdirTemp("", "podrun-lowers-")
+	if err != nil {
+		return fmt.Errorf("mounting overlay rootfs at %s: %w", target, err)
+	}
+	// The kernel resolves lowerdir paths at mount time; the links are not needed after.
+	defer os.RemoveAll(links)
+	names := make([]string, len(lowers))
+	for i, l := range lowers {
+		names[i] = strconv.FormatInt(int64(i), 36)
+		if err := os.Symlink(l, filepath.Join(links, names[i])); err != nil {
+			return fmt.Errorf("mounting overlay rootfs at %s: %w", target, err)
+		}
+	}
+	opts := fmt.Sprintf("lowerdir=%s,upperdir=%s,workdir=%s", strings.Join(names, ":"), upper, work)
+	if len(opts) >= os.Getpagesize() {
+		return fmt.Errorf("mounting overlay rootfs at %s: %d layers do not fit in the kernel's mount options (%d bytes, limit %d)", target, len(lowers), len(opts), os.Getpagesize()-1)
+	}
+	errc := make(chan error, 1)
+	go func() {
+		// This thread's working directory changes; locked and never unlocked, the thread
+		// ends with this goroutine instead of running others.
+		runtime.LockOSThread()
+		errc <- func() error {
+			if err := unix.Unshare(unix.CLONE_FS); err != nil {
+				return fmt.Errorf("unshare(CLONE_FS): %w", err)
+			}
+			if err := unix.Chdir(links); err != nil {
+				return err
+			}
+			return unix.Mount("overlay", target, "overlay", 0, opts)
+		}()
+	}()
+	if err := <-errc; err != nil {
+		return fmt.Errorf("mounting overlay rootfs at %s (%d layers): %w", target, len(lowers), err)
+	}
+	return nil
+}
+
+// UnmountRootfs unmounts target. It is idempotent: a target that is not mounted (or does
+// not exist) is not an error. A busy mount is detached lazily.
+func UnmountRootfs(target string) error {
+	// Loop: the same target may have been mounted more than once.
+	for range 32 {
+		err := unix.Unmount(target, 0)
+		switch {
+		case err == nil:
+			continue
+		case errors.Is(err, unix.EINTR):
+			continue
+		case errors.Is(err, unix.EINVAL), errors.Is(err, unix.ENOENT):
+			return nil // not a mount point (any more)
+		case errors.Is(err, unix.EBUSY):
+			if err := unix.Unmount(target, unix.MNT_DETACH); err != nil && !errors.Is(err, unix.EINVAL) {
+				return fmt.Errorf("unmounting rootfs %s (lazily): %w", target, err)
+			}
+		default:
+			return fmt.Errorf("unmounting rootfs %s: %w", target, err)
+		}
+	}
+	return fmt.Errorf("unmounting rootfs %s: still mounted after 32 unmounts", target)
+}

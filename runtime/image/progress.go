@@ -1,0 +1,74 @@
+package image
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/containers/image/v5/copy"
+	"github.com/containers/image/v5/types"
+	"golang.org/x/term"
+)
+
+// reporter writes progress: containers/image's per-layer progress bars when the output
+// is a terminal, one plain line per blob otherwise (CI logs).
+type reporter struct {
+	w    io.Writer // nil: silent
+	bars bool
+	mu   sync.Mutex
+}
+
+func newReporter(w io.Writer, terminal bool) *reporter {
+	r := &reporter{w: w}
+	if f, ok := w.(*os.File); ok && terminal && term.IsTerminal(int(f.Fd())) {
+		r.bars = true
+	}
+	return r
+}
+
+func (r *reporter) printf(format string, args ...any) {
+	if r == nil || r.w == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	fmt.Fprintf(r.w, format, args...)
+}
+
+// attach configures opts for this reporter and returns a function to call once
+// copy.Image has returned.
+func (r *reporter) attach(opts *copy.Options) (done func()) {
+	if r == nil || r.w == nil {
+		return func() {}
+	}
+	if r.bars {
+		opts.ReportWriter = r.w
+		return func() {}
+	}
+	ch := make(chan types.ProgressProperties, 16)
+	opts.Progress = ch
+	opts.ProgressInterval = time.Second
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		for p := range ch {
+			kind := "blob"
+			if strings.Contains(p.Artifact.MediaType, "config") {
+				kind = "config"
+			}
+			switch p.Event {
+			case types.ProgressEventDone:
+				r.printf("Copying %s %s done %s\n", kind, shortDigest(p.Artifact.Digest), humanSize(int64(p.Offset)))
+			case types.ProgressEventSkipped:
+				r.printf("Copying %s %s skipped: already exists\n", kind, shortDigest(p.Artifact.Digest))
+			}
+		}
+	}()
+	return func() {
+		close(ch)
+		<-finished
+	}
+}
