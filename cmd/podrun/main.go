@@ -1,23 +1,79 @@
+// Command podrun runs Kubernetes Pod manifests on one Linux host.
 package main
 
 import (
+	"errors"
+	"fmt"
 	"os"
 
-	_ "github.com/containers/image/v5/copy"
-	_ "github.com/containers/image/v5/transports/alltransports"
-	_ "github.com/opencontainers/cgroups/devices"
-	_ "github.com/opencontainers/cgroups/manager"
 	"github.com/opencontainers/runc/libcontainer"
-	_ "github.com/opencontainers/runc/libcontainer/nsenter"
-	_ "github.com/urfave/cli/v2"
-	_ "github.com/vishvananda/netlink"
-	_ "k8s.io/api/core/v1"
-	_ "k8s.io/apimachinery/pkg/api/resource"
-	_ "sigs.k8s.io/yaml"
+	_ "github.com/opencontainers/runc/libcontainer/nsenter" // the re-exec'd container init's C constructor
+	"github.com/urfave/cli/v2"
+
+	"github.com/podrun/podrun/runtime"
+)
+
+// Exit codes, documented in the README.
+const (
+	exitOK      = 0
+	exitFailed  = 1 // the pod failed, or an operation did
+	exitUsage   = 2 // bad input or usage: nothing was created
+	exitTimeout = 124
 )
 
 func main() {
+	// libcontainer re-executes this binary as the container's init.
 	if len(os.Args) > 1 && os.Args[1] == "init" {
 		libcontainer.Init()
+		return
+	}
+	app := newApp()
+	if err := app.Run(interspersed(app, os.Args)); err != nil {
+		os.Exit(report(err))
+	}
+}
+
+// report prints an error once and picks the exit code.
+func report(err error) int {
+	var ec cli.ExitCoder
+	if errors.As(err, &ec) {
+		if msg := ec.Error(); msg != "" {
+			fmt.Fprintln(os.Stderr, "error:", msg)
+		}
+		return ec.ExitCode()
+	}
+	fmt.Fprintln(os.Stderr, "error:", err)
+	if runtime.IsInputError(err) {
+		return exitUsage
+	}
+	return exitFailed
+}
+
+func newApp() *cli.App {
+	return &cli.App{
+		Name:                 "podrun",
+		Usage:                "run Kubernetes Pod manifests on this host, without a cluster",
+		EnableBashCompletion: true,
+		HideHelpCommand:      true,
+		Flags:                globalFlags(),
+		Before:               setupLogging,
+		OnUsageError: func(c *cli.Context, err error, isSubcommand bool) error {
+			return cli.Exit(err.Error(), exitUsage)
+		},
+		Commands: []*cli.Command{
+			applyCommand(),
+			getCommand(),
+			describeCommand(),
+			logsCommand(),
+			execCommand(),
+			deleteCommand(),
+			pullCommand(),
+			loadCommand(),
+			imagesCommand(),
+			rmiCommand(),
+			imageCommand(),
+			versionCommand(),
+			superviseCommand(),
+		},
 	}
 }

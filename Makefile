@@ -1,0 +1,65 @@
+# podrun — see README.md. Targets that run pods need root.
+GO       ?= go
+TAGS     := containers_image_openpgp exclude_graphdriver_btrfs exclude_graphdriver_devicemapper
+VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+BIN      := bin/podrun
+OUT      := _output
+BUSYBOX  := $(OUT)/busybox.tar
+# Debian packages the tests and the example need.
+APT_PKGS := busybox-static docker-registry skopeo iproute2 nftables
+
+SHELL    := /bin/bash
+comma    := ,
+space    := $(empty) $(empty)
+export GOFLAGS := -tags=$(subst $(space),$(comma),$(TAGS))
+
+.PHONY: all build deps image example test unit integration vet fmt bench bench-compare clean
+
+all: build
+
+build:
+	$(GO) build -trimpath -ldflags "-s -w -X main.version=$(VERSION)" -o $(BIN) ./cmd/podrun
+
+# deps installs the Debian packages that are missing (Go itself must be on PATH).
+deps:
+	@missing=""; for p in $(APT_PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+		echo "installing:$$missing"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+
+# image builds the busybox test image from Debian's busybox-static package.
+image: $(BUSYBOX)
+$(BUSYBOX):
+	@mkdir -p $(OUT)
+	tools/busybox-image.sh $(BUSYBOX) busybox:1.28 docker-archive
+
+# example runs the init-container example pod end to end on the local busybox image.
+example: deps build image
+	./$(BIN) load -i $(BUSYBOX) --tag busybox:1.28
+	./$(BIN) delete myapp-pod --ignore-not-found >/dev/null
+	./$(BIN) apply examples/myapp-pod.yaml --wait --timeout 2m
+	./$(BIN) get
+	./$(BIN) logs -c init-myservice
+	./$(BIN) logs -c init-mydb
+	./$(BIN) logs myapp-pod -c myapp-container
+	./$(BIN) delete myapp-pod
+
+vet:
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
+	$(GO) vet ./...
+
+unit:
+	$(GO) test -count=1 $$($(GO) list ./... | grep -v /integration)
+
+integration: build image
+	PODRUN_BIN=$(CURDIR)/$(BIN) PODRUN_TEST_IMAGE=$(CURDIR)/$(BUSYBOX) $(GO) test -count=1 -timeout 30m -v ./integration/ 2>&1 | tee $(OUT)/integration.log | grep -E '^(=== RUN|--- |PASS|FAIL|ok|panic)' ; exit $${PIPESTATUS[0]}
+
+# test runs everything: formatting and vet, unit tests, then the end-to-end tests as root.
+test: deps vet unit integration
+
+bench: build image
+	PODRUN_BIN=$(CURDIR)/$(BIN) PODRUN_TEST_IMAGE=$(CURDIR)/$(BUSYBOX) $(GO) test -count=1 -run '^$$' -bench . -benchtime 1x -timeout 60m ./integration/
+
+clean:
+	rm -rf bin $(OUT)

@@ -1,0 +1,174 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/urfave/cli/v2"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/podrun/podrun/podspec"
+	"github.com/podrun/podrun/runtime"
+)
+
+func applyCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "apply",
+		Usage:     "create the pods of a manifest and start them",
+		ArgsUsage: "[-f] FILE",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "filename", Aliases: []string{"f"}, Usage: "the manifest (- for stdin)"},
+			&cli.BoolFlag{Name: "wait", Usage: "wait until every pod is Ready or has finished"},
+			&cli.DurationFlag{Name: "timeout", Value: 5 * time.Minute, Usage: "how long --wait waits (0 = forever)"},
+			&cli.BoolFlag{Name: "force", Usage: "replace a pod of the same name whose spec differs"},
+			&cli.BoolFlag{Name: "dry-run", Usage: "validate and print the pods with their defaults; change nothing"},
+		},
+		Action: runApply,
+	}
+}
+
+func runApply(c *cli.Context) error {
+	file := c.String("filename")
+	if file == "" && c.NArg() == 1 {
+		file = c.Args().First()
+	}
+	if file == "" || c.NArg() > 1 || (c.String("filename") != "" && c.NArg() > 0) {
+		return usageError("apply needs exactly one manifest: podrun apply [-f] FILE")
+	}
+	manifest, err := podspec.LoadFile(file)
+	if err != nil {
+		return cli.Exit(err.Error(), exitUsage)
+	}
+	if ns := c.String("namespace"); ns != "" {
+		for _, p := range manifest.Pods {
+			p.Namespace = ns
+		}
+		for _, cm := range manifest.ConfigMaps {
+			cm.Namespace = ns
+		}
+		for _, s := range manifest.Secrets {
+			s.Namespace = ns
+		}
+	}
+	plans, err := manifest.Plans()
+	if err != nil {
+		return cli.Exit(err.Error(), exitUsage)
+	}
+	l := layout(c)
+	if c.Bool("dry-run") {
+		for i, p := range plans {
+			if err := runtime.CheckImages(l, p); err != nil {
+				return cli.Exit(err.Error(), exitUsage)
+			}
+			out := p.Pod.DeepCopy()
+			out.APIVersion, out.Kind = "v1", "Pod"
+			data, err := yaml.Marshal(out)
+			if err != nil {
+				return err
+			}
+			if i > 0 {
+				fmt.Println("---")
+			}
+			os.Stdout.Write(data)
+		}
+		return nil
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	opts := runtime.ApplyOptions{Force: c.Bool("force"), Exe: exe, GlobalArgs: globalArgs(c)}
+	var records []*runtime.Record
+	for _, p := range plans {
+		res, err := runtime.Apply(l, p, opts)
+		if err != nil {
+			if runtime.IsInputError(err) {
+				return cli.Exit(err.Error(), exitUsage)
+			}
+			return err
+		}
+		fmt.Printf("pod/%s %s\n", res.Record.Pod.Name, res.Action)
+		records = append(records, res.Record)
+	}
+	if !c.Bool("wait") {
+		return nil
+	}
+	return waitForPods(l, records, c.Duration("timeout"))
+}
+
+// waitForPods blocks until every pod is Ready or has finished.
+func waitForPods(l runtime.Layout, records []*runtime.Record, timeout time.Duration) error {
+	var deadline time.Time
+	if timeout > 0 {
+		deadline = time.Now().Add(timeout)
+	}
+	failedPods := 0
+	for _, rec := range records {
+		for {
+			cur, err := rec.Reload(l)
+			if err != nil {
+				return failed("pod %s: %v", rec.Key(), err)
+			}
+			if done, ok := podDone(cur.Pod); done {
+				if !ok {
+					failedPods++
+					fmt.Fprintf(os.Stderr, "pod/%s failed: %s\n", cur.Pod.Name, failureSummary(cur.Pod))
+				} else {
+					fmt.Fprintf(os.Stderr, "pod/%s %s\n", cur.Pod.Name, doneWord(cur.Pod))
+				}
+				break
+			}
+			if !deadline.IsZero() && time.Now().After(deadline) {
+				return cli.Exit(fmt.Sprintf("timed out after %s waiting for pod/%s (status %s)", timeout, cur.Pod.Name, statusWord(cur.Pod)), exitTimeout)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	if failedPods > 0 {
+		return cli.Exit("", exitFailed)
+	}
+	return nil
+}
+
+// podDone: Ready or Succeeded is done and fine; Failed is done and not.
+func podDone(pod *corev1.Pod) (done, ok bool) {
+	switch pod.Status.Phase {
+	case corev1.PodSucceeded:
+		return true, true
+	case corev1.PodFailed:
+		return true, false
+	}
+	for _, cond := range pod.Status.Conditions {
+		if cond.Type == corev1.PodReady && cond.Status == corev1.ConditionTrue {
+			return true, true
+		}
+	}
+	return false, false
+}
+
+func doneWord(pod *corev1.Pod) string {
+	if pod.Status.Phase == corev1.PodSucceeded {
+		return "succeeded"
+	}
+	return "ready"
+}
+
+func failureSummary(pod *corev1.Pod) string {
+	s := statusWord(pod)
+	if pod.Status.Message != "" {
+		s += ": " + pod.Status.Message
+	}
+	for _, list := range [][]corev1.ContainerStatus{pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses} {
+		for _, st := range list {
+			if t := st.State.Terminated; t != nil && t.ExitCode != 0 {
+				s += fmt.Sprintf("; container %s exited with code %d (%s)", st.Name, t.ExitCode, t.Reason)
+				if t.Message != "" {
+					s += ": " + t.Message
+				}
+			}
+		}
+	}
+	return s
+}

@@ -1,0 +1,58 @@
+package main
+
+import (
+	"os"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/podrun/podrun/runtime"
+)
+
+func execCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "exec",
+		Usage:     "run a command in a running container",
+		ArgsUsage: "POD [-c CONTAINER] [-i] -- COMMAND [ARGS...]",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "container", Aliases: []string{"c"}, Usage: "the container (default: the pod's first)"},
+			&cli.BoolFlag{Name: "stdin", Aliases: []string{"i"}, Usage: "pass stdin to the command"},
+			&cli.BoolFlag{Name: "tty", Aliases: []string{"t"}, Usage: "allocate a terminal (not supported yet)"},
+		},
+		Action: func(c *cli.Context) error {
+			args := c.Args().Slice()
+			if len(args) > 1 && args[1] == "--" {
+				args = append(args[:1:1], args[2:]...)
+			}
+			if len(args) < 2 {
+				return usageError("exec needs a pod and a command: podrun exec POD -- COMMAND")
+			}
+			if c.Bool("tty") {
+				return usageError("exec -t is not supported yet; run without -t")
+			}
+			l := layout(c)
+			rec, err := runtime.FindPod(l, namespace(c), podArgs(args[:1])[0])
+			if err != nil {
+				return failed("%v", err)
+			}
+			container := c.String("container")
+			if container == "" {
+				container = rec.Pod.Spec.Containers[0].Name
+			}
+			opts := runtime.ExecOptions{Stdout: os.Stdout, Stderr: os.Stderr}
+			if c.Bool("stdin") {
+				opts.Stdin = os.Stdin
+			}
+			code, err := runtime.Exec(l, rec, container, args[1:], opts)
+			if err != nil {
+				if runtime.IsInputError(err) {
+					return usageError("%v", err)
+				}
+				return failed("%v", err)
+			}
+			if code != 0 {
+				return cli.Exit("", code)
+			}
+			return nil
+		},
+	}
+}

@@ -1,0 +1,215 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+	"golang.org/x/term"
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/podrun/podrun/printers"
+	"github.com/podrun/podrun/runtime"
+	"github.com/podrun/podrun/runtime/image"
+)
+
+func openStore(c *cli.Context) (*image.Store, error) {
+	return image.Open(layout(c).ImagesDir())
+}
+
+func pullCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "pull",
+		Usage:     "pull an image from a registry into the local store",
+		ArgsUsage: "IMAGE",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "authfile", Usage: "registry credentials (default: containers auth.json, then ~/.docker/config.json)"},
+			&cli.BoolFlag{Name: "insecure", Usage: "allow HTTP and unverified TLS for this registry"},
+			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print only the image ID"},
+		},
+		Action: func(c *cli.Context) error {
+			if c.NArg() != 1 {
+				return usageError("pull needs one image reference")
+			}
+			store, err := openStore(c)
+			if err != nil {
+				return err
+			}
+			opts := image.PullOptions{AuthFile: c.String("authfile"), Insecure: c.Bool("insecure")}
+			if !c.Bool("quiet") {
+				opts.Progress = os.Stderr
+				opts.Terminal = term.IsTerminal(int(os.Stderr.Fd()))
+			}
+			img, err := store.Pull(context.Background(), c.Args().First(), opts)
+			if err != nil {
+				return failed("%v", err)
+			}
+			fmt.Println(img.ID)
+			return nil
+		},
+	}
+}
+
+func loadCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "load",
+		Usage: "load images from a docker-archive or oci-archive file",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "input", Aliases: []string{"i"}, Required: true, Usage: "the archive"},
+			&cli.StringFlag{Name: "tag", Usage: "name the loaded image (e.g. busybox:1.28)"},
+		},
+		Action: func(c *cli.Context) error {
+			store, err := openStore(c)
+			if err != nil {
+				return err
+			}
+			imgs, err := store.Load(context.Background(), c.String("input"), c.String("tag"), os.Stderr)
+			if err != nil {
+				return failed("%v", err)
+			}
+			for _, img := range imgs {
+				fmt.Printf("Loaded image: %s\n", strings.Join(img.Names, ", "))
+			}
+			return nil
+		},
+	}
+}
+
+func imagesCommand() *cli.Command {
+	return &cli.Command{
+		Name:   "images",
+		Usage:  "list the images in the local store",
+		Flags:  []cli.Flag{&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "only IDs"}},
+		Action: listImages,
+	}
+}
+
+func listImages(c *cli.Context) error {
+	store, err := openStore(c)
+	if err != nil {
+		return err
+	}
+	imgs, err := store.List()
+	if err != nil {
+		return err
+	}
+	if c.Bool("quiet") {
+		for _, img := range imgs {
+			fmt.Println(shortID(img.ID))
+		}
+		return nil
+	}
+	tw := printers.NewTabWriter(os.Stdout)
+	fmt.Fprintln(tw, "REPOSITORY\tTAG\tIMAGE ID\tSIZE")
+	for _, img := range imgs {
+		names := img.Names
+		if len(names) == 0 {
+			names = []string{"<none>:<none>"}
+		}
+		for _, n := range names {
+			repo, tag := splitName(n)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", repo, tag, shortID(img.ID), humanSize(img.Size))
+		}
+	}
+	return tw.Flush()
+}
+
+func shortID(id string) string {
+	id = strings.TrimPrefix(id, "sha256:")
+	if len(id) > 12 {
+		return id[:12]
+	}
+	return id
+}
+
+func splitName(n string) (repo, tag string) {
+	if i := strings.LastIndex(n, "@"); i >= 0 {
+		return n[:i], "<none>"
+	}
+	if i := strings.LastIndex(n, ":"); i > strings.LastIndex(n, "/") {
+		return n[:i], n[i+1:]
+	}
+	return n, "<none>"
+}
+
+func humanSize(b int64) string {
+	q := resource.NewQuantity(b, resource.DecimalSI)
+	switch {
+	case b >= 1e9:
+		return fmt.Sprintf("%.3gGB", float64(b)/1e9)
+	case b >= 1e6:
+		return fmt.Sprintf("%.3gMB", float64(b)/1e6)
+	case b >= 1e3:
+		return fmt.Sprintf("%.3gkB", float64(b)/1e3)
+	}
+	return q.String() + "B"
+}
+
+func rmiCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "rmi",
+		Usage:     "remove images from the local store (not one a pod uses)",
+		ArgsUsage: "IMAGE...",
+		Action: func(c *cli.Context) error {
+			if c.NArg() == 0 {
+				return usageError("rmi needs at least one image")
+			}
+			store, err := openStore(c)
+			if err != nil {
+				return err
+			}
+			inUse, err := runtime.ImagesInUse(layout(c), store)
+			if err != nil {
+				return err
+			}
+			var errs []error
+			for _, ref := range c.Args().Slice() {
+				if err := store.Remove(ref, inUse); err != nil {
+					errs = append(errs, err)
+					continue
+				}
+				fmt.Printf("Untagged: %s\n", ref)
+			}
+			if len(errs) > 0 {
+				return failed("%v", errors.Join(errs...))
+			}
+			return nil
+		},
+	}
+}
+
+func imageCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "image",
+		Usage: "manage images",
+		Subcommands: []*cli.Command{
+			{Name: "ls", Aliases: []string{"list"}, Usage: "list images", Action: listImages},
+			{
+				Name:  "prune",
+				Usage: "remove images no pod uses, and their layers",
+				Action: func(c *cli.Context) error {
+					store, err := openStore(c)
+					if err != nil {
+						return err
+					}
+					inUse, err := runtime.ImagesInUse(layout(c), store)
+					if err != nil {
+						return err
+					}
+					removed, freed, err := store.Prune(inUse)
+					if err != nil {
+						return failed("%v", err)
+					}
+					for _, img := range removed {
+						fmt.Printf("deleted: %s\n", img.ID)
+					}
+					fmt.Printf("Total reclaimed space: %s\n", humanSize(freed))
+					return nil
+				},
+			},
+		},
+	}
+}

@@ -1,0 +1,32 @@
+package main
+
+import (
+	"fmt"
+	goruntime "runtime"
+	"runtime/debug"
+
+	"github.com/urfave/cli/v2"
+)
+
+// version is set at build time (-ldflags "-X main.version=...").
+var version = "dev"
+
+func versionCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "version",
+		Usage: "print podrun's version and what it is built with",
+		Action: func(c *cli.Context) error {
+			fmt.Printf("podrun %s\n", version)
+			fmt.Printf("go: %s %s/%s\n", goruntime.Version(), goruntime.GOOS, goruntime.GOARCH)
+			if bi, ok := debug.ReadBuildInfo(); ok {
+				for _, d := range bi.Deps {
+					switch d.Path {
+					case "github.com/opencontainers/runc", "github.com/containers/image/v5", "k8s.io/api":
+						fmt.Printf("%s: %s\n", d.Path, d.Version)
+					}
+				}
+			}
+			return nil
+		},
+	}
+}

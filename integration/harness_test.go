@@ -1,0 +1,309 @@
+// Package integration runs the podrun binary as root against real pods, with a
+// busybox image built from Debian's busybox-static package.
+package integration
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/moby/sys/mountinfo"
+	"github.com/vishvananda/netlink"
+	corev1 "k8s.io/api/core/v1"
+)
+
+var (
+	podrunBin string
+	testImage string
+)
+
+func TestMain(m *testing.M) {
+	if os.Geteuid() != 0 {
+		fmt.Fprintln(os.Stderr, "the integration tests run real pods and need root: sudo make test")
+		os.Exit(1)
+	}
+	tmp, err := os.MkdirTemp("", "podrun-it-")
+	if err != nil {
+		panic(err)
+	}
+	podrunBin = os.Getenv("PODRUN_BIN")
+	if podrunBin == "" {
+		podrunBin = filepath.Join(tmp, "podrun")
+		cmd := exec.Command("go", "build", "-tags", "containers_image_openpgp exclude_graphdriver_btrfs exclude_graphdriver_devicemapper", "-o", podrunBin, "../cmd/podrun")
+		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+		if err := cmd.Run(); err != nil {
+			fmt.Fprintln(os.Stderr, "building podrun:", err)
+			os.Exit(1)
+		}
+	}
+	testImage = os.Getenv("PODRUN_TEST_IMAGE")
+	if testImage == "" {
+		testImage = filepath.Join(tmp, "busybox.tar")
+		cmd := exec.Command("../tools/busybox-image.sh", testImage, "busybox:1.28", "docker-archive")
+		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+		if err := cmd.Run(); err != nil {
+			fmt.Fprintln(os.Stderr, "building the busybox test image:", err)
+			os.Exit(1)
+		}
+	}
+	code := m.Run()
+	os.RemoveAll(tmp)
+	os.Exit(code)
+}
+
+// env is one test's private podrun installation: its own root, run root,
+// bridge, subnet and cgroup parent, so tests never touch a user's pods or
+// each other's.
+type env struct {
+	t                                           *testing.T
+	root, runRoot, bridge, subnet, cgroupParent string
+}
+
+var envCounter atomic.Int32
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	n := envCounter.Add(1)
+	dir := t.TempDir()
+	e := &env{
+		t:            t,
+		root:         filepath.Join(dir, "root"),
+		runRoot:      filepath.Join(dir, "run"),
+		bridge:       fmt.Sprintf("prit%d-%d", os.Getpid()%10000, n),
+		subnet:       fmt.Sprintf("10.198.%d.0/24", n%250),
+		cgroupParent: fmt.Sprintf("/podrun-it-%d-%d", os.Getpid(), n),
+	}
+	t.Cleanup(e.cleanup)
+	e.must("load", "-i", testImage, "--tag", "busybox:1.28")
+	return e
+}
+
+type result struct {
+	stdout, stderr string
+	code           int
+}
+
+func (r result) String() string {
+	return fmt.Sprintf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+}
+
+func (e *env) args(args ...string) []string {
+	return append([]string{
+		"--root", e.root, "--run-root", e.runRoot,
+		"--bridge", e.bridge, "--subnet", e.subnet, "--cgroup-parent", e.cgroupParent,
+	}, args...)
+}
+
+// podrun runs the binary with this env's global flags.
+func (e *env) podrun(args ...string) result {
+	e.t.Helper()
+	return e.podrunIn("", args...)
+}
+
+func (e *env) podrunIn(stdin string, args ...string) result {
+	e.t.Helper()
+	cmd := exec.Command(podrunBin, e.args(args...)...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if stdin != "" {
+		cmd.Stdin = strings.NewReader(stdin)
+	}
+	err := cmd.Run()
+	r := result{stdout: out.String(), stderr: errb.String()}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		r.code = ee.ExitCode()
+	} else if err != nil {
+		e.t.Fatalf("running podrun %v: %v", args, err)
+	}
+	return r
+}
+
+func (e *env) must(args ...string) result {
+	e.t.Helper()
+	r := e.podrun(args...)
+	if r.code != 0 {
+		e.t.Fatalf("podrun %s: %s", strings.Join(args, " "), r)
+	}
+	return r
+}
+
+// manifest writes a manifest to a file and returns its path.
+func (e *env) manifest(yaml string) string {
+	e.t.Helper()
+	f, err := os.CreateTemp(e.t.TempDir(), "pod-*.yaml")
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if _, err := f.WriteString(yaml); err != nil {
+		e.t.Fatal(err)
+	}
+	f.Close()
+	return f.Name()
+}
+
+func (e *env) apply(yaml string, extra ...string) result {
+	e.t.Helper()
+	return e.must(append([]string{"apply", e.manifest(yaml)}, extra...)...)
+}
+
+func (e *env) pod(name string) *corev1.Pod {
+	e.t.Helper()
+	r := e.must("get", "pod", name, "-o", "json")
+	var p corev1.Pod
+	if err := json.Unmarshal([]byte(r.stdout), &p); err != nil {
+		e.t.Fatalf("decoding pod %s: %v\n%s", name, err, r.stdout)
+	}
+	return &p
+}
+
+// status is the STATUS column of `podrun get NAME`.
+func (e *env) status(name string) string {
+	e.t.Helper()
+	r := e.must("get", name)
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	if len(lines) != 2 {
+		e.t.Fatalf("get %s printed %q", name, r.stdout)
+	}
+	return strings.Fields(lines[1])[2]
+}
+
+// waitFor polls the pod until cond holds.
+func (e *env) waitFor(name string, timeout time.Duration, what string, cond func(*corev1.Pod) bool) *corev1.Pod {
+	e.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		p := e.pod(name)
+		if cond(p) {
+			return p
+		}
+		if time.Now().After(deadline) {
+			data, _ := json.MarshalIndent(p.Status, "", "  ")
+			e.t.Fatalf("pod %s: not %s after %s; status:\n%s\nsupervisor log:\n%s", name, what, timeout, data, e.supervisorLog(p))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func (e *env) waitPhase(name string, phase corev1.PodPhase, timeout time.Duration) *corev1.Pod {
+	e.t.Helper()
+	return e.waitFor(name, timeout, "in phase "+string(phase), func(p *corev1.Pod) bool { return p.Status.Phase == phase })
+}
+
+func (e *env) supervisorLog(p *corev1.Pod) string {
+	data, _ := os.ReadFile(filepath.Join(e.root, "pods", fmt.Sprintf("%s_%s_%s", p.Namespace, p.Name, p.UID), "supervisor.log"))
+	return string(data)
+}
+
+func containerState(p *corev1.Pod, name string) corev1.ContainerStatus {
+	for _, s := range append(append([]corev1.ContainerStatus{}, p.Status.InitContainerStatuses...), p.Status.ContainerStatuses...) {
+		if s.Name == name {
+			return s
+		}
+	}
+	return corev1.ContainerStatus{}
+}
+
+// cleanup deletes every pod and then proves nothing of the env is left on the host.
+func (e *env) cleanup() {
+	t := e.t
+	if _, err := os.Stat(e.root); err == nil {
+		if r := e.podrun("delete", "--all", "-A", "--grace-period", "1"); r.code != 0 {
+			t.Errorf("cleanup: delete --all: %s", r)
+		}
+	}
+	for _, leftover := range e.leftovers() {
+		t.Errorf("leftover after delete: %s", leftover)
+	}
+	// Now remove what the env itself owns, whatever the outcome.
+	if link, err := netlink.LinkByName(e.bridge); err == nil {
+		_ = netlink.LinkDel(link)
+	}
+	for _, d := range cgroupDirs(e.cgroupParent) {
+		_ = os.Remove(d)
+	}
+}
+
+// leftovers lists what a deleted pod must not leave behind.
+func (e *env) leftovers() []string {
+	var out []string
+	for _, dir := range []string{e.root, e.runRoot} {
+		mounts, _ := mountinfo.GetMounts(mountinfo.PrefixFilter(dir))
+		for _, m := range mounts {
+			out = append(out, "mount "+m.Mountpoint)
+		}
+	}
+	if entries, _ := os.ReadDir(filepath.Join(e.root, "pods")); len(entries) > 0 {
+		for _, en := range entries {
+			out = append(out, "pod record "+en.Name())
+		}
+	}
+	if entries, _ := os.ReadDir(filepath.Join(e.runRoot, "netns")); len(entries) > 0 {
+		for _, en := range entries {
+			out = append(out, "netns "+en.Name())
+		}
+	}
+	if entries, _ := os.ReadDir(filepath.Join(e.runRoot, "pods")); len(entries) > 0 {
+		for _, en := range entries {
+			out = append(out, "run dir "+en.Name())
+		}
+	}
+	if br, err := netlink.LinkByName(e.bridge); err == nil {
+		links, _ := netlink.LinkList()
+		for _, l := range links {
+			if l.Attrs().MasterIndex == br.Attrs().Index {
+				out = append(out, "veth "+l.Attrs().Name)
+			}
+		}
+	}
+	for _, d := range cgroupDirs(e.cgroupParent) {
+		sub, _ := os.ReadDir(d)
+		for _, s := range sub {
+			if s.IsDir() {
+				out = append(out, "cgroup "+filepath.Join(d, s.Name()))
+			}
+		}
+	}
+	for _, p := range processesUnder(e.runRoot) {
+		out = append(out, "process "+p)
+	}
+	return out
+}
+
+// cgroupDirs are the parent's directories in every mounted hierarchy.
+func cgroupDirs(parent string) []string {
+	var out []string
+	roots, _ := filepath.Glob("/sys/fs/cgroup/*")
+	roots = append(roots, "/sys/fs/cgroup")
+	for _, r := range roots {
+		d := filepath.Join(r, parent)
+		if st, err := os.Stat(d); err == nil && st.IsDir() {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// processesUnder finds processes whose root directory is under dir: the
+// processes of containers whose rootfs podrun mounted there.
+func processesUnder(dir string) []string {
+	var out []string
+	procs, _ := filepath.Glob("/proc/[0-9]*")
+	for _, p := range procs {
+		root, err := os.Readlink(filepath.Join(p, "root"))
+		if err != nil || !strings.HasPrefix(root, dir) {
+			continue
+		}
+		comm, _ := os.ReadFile(filepath.Join(p, "comm"))
+		out = append(out, fmt.Sprintf("%s (%s) root %s", filepath.Base(p), strings.TrimSpace(string(comm)), root))
+	}
+	return out
+}

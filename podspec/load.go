@@ -1,0 +1,469 @@
+package podspec
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"reflect"
+	"regexp"
+	"strconv"
+	"strings"
+	"unicode"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	sjson "k8s.io/apimachinery/pkg/runtime/serializer/json"
+	"k8s.io/apimachinery/pkg/util/validation"
+	sigsyaml "sigs.k8s.io/yaml"
+)
+
+// Manifest is the content of one manifest file.
+type Manifest struct {
+	Source     string        // file name for messages ("-" for stdin)
+	Pods       []*corev1.Pod // decoded and DEFAULTED (not yet validated)
+	ConfigMaps []*corev1.ConfigMap
+	Secrets    []*corev1.Secret
+	// Origins[i] tells where Pods[i] came from, so that errors name the
+	// paths the user wrote (a Job's pod lives under spec.template).
+	Origins []Origin
+}
+
+// Origin locates a pod in its manifest.
+type Origin struct {
+	Doc  int    // 1-based document index
+	Line int    // line of the object's first key
+	Kind string // "Pod" or "Job"
+	// Prefix is the path of the object inside its document: "" or "items[2].".
+	Prefix string
+	// Job is the Job the pod was made from, nil for a Pod.
+	Job *batchv1.Job
+}
+
+// SourcePath turns a field path of the pod into the path the user wrote.
+func (o Origin) SourcePath(p string) string {
+	if o.Job == nil {
+		return o.Prefix + p
+	}
+	switch {
+	case p == "metadata.name" || p == "metadata.namespace" || p == "metadata.generateName":
+		return o.Prefix + p
+	case strings.HasPrefix(p, "metadata"), strings.HasPrefix(p, "spec"):
+		return o.Prefix + "spec.template." + p
+	}
+	return o.Prefix + p
+}
+
+var (
+	scheme     = runtime.NewScheme()
+	strictJSON *sjson.Serializer
+)
+
+func init() {
+	if err := corev1.AddToScheme(scheme); err != nil {
+		panic(err)
+	}
+	if err := batchv1.AddToScheme(scheme); err != nil {
+		panic(err)
+	}
+	// The API server's strict field validation: unknown and duplicate fields
+	// are errors, field names are case-sensitive.
+	strictJSON = sjson.NewSerializerWithOptions(sjson.DefaultMetaFactory, scheme, scheme, sjson.SerializerOptions{Strict: true})
+}
+
+// LoadFile reads a manifest from a file, or from stdin when path is "-".
+func LoadFile(path string) (*Manifest, error) {
+	var data []byte
+	var err error
+	if path == "-" {
+		data, err = io.ReadAll(os.Stdin)
+	} else {
+		data, err = os.ReadFile(path)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading manifest %s: %w", path, err)
+	}
+	return Load(data, path)
+}
+
+// Load decodes every document of a manifest (multi-document YAML or a JSON
+// stream) and applies the API server's defaults. All problems are collected:
+// the error is an ErrorList of *LoadError.
+func Load(data []byte, source string) (*Manifest, error) {
+	l := &loader{m: &Manifest{Source: source}}
+	docs, err := l.split(data)
+	l.docs = len(docs)
+	if err != nil {
+		l.docs++ // the document that failed to split
+		err.Docs = l.docs
+		l.errs = append(l.errs, err)
+	}
+	for _, d := range docs {
+		l.loadDoc(d)
+	}
+	if len(l.errs) > 0 {
+		return nil, l.errs
+	}
+	if len(l.m.Pods) == 0 {
+		return nil, ErrorList{&LoadError{File: source, Msg: "no Pod or Job in the manifest"}}
+	}
+	return l.m, nil
+}
+
+type loader struct {
+	m    *Manifest
+	docs int
+	errs ErrorList
+}
+
+type rawDoc struct {
+	index     int // 1-based
+	startLine int // file line of the document's first byte
+	data      []byte
+	json      bool
+}
+
+func (l *loader) fail(doc, line, col int, path, format string, args ...any) {
+	l.errs = append(l.errs, &LoadError{
+		File: l.m.Source, Doc: doc, Docs: l.docs, Line: line, Col: col, Path: path,
+		Msg: fmt.Sprintf(format, args...),
+	})
+}
+
+// split cuts the input into documents the way kubectl does: a stream that
+// starts with '{' is a sequence of JSON objects, anything else is YAML whose
+// documents are separated by lines starting with "---".
+func (l *loader) split(data []byte) ([]rawDoc, *LoadError) {
+	trimmed := bytes.TrimLeftFunc(data, unicode.IsSpace)
+	if bytes.HasPrefix(trimmed, []byte("{")) {
+		return l.splitJSON(data)
+	}
+	return l.splitYAML(data)
+}
+
+func (l *loader) splitJSON(data []byte) ([]rawDoc, *LoadError) {
+	var docs []rawDoc
+	dec := json.NewDecoder(bytes.NewReader(data))
+	for {
+		start := int(dec.InputOffset())
+		for start < len(data) && unicode.IsSpace(rune(data[start])) {
+			start++
+		}
+		var raw json.RawMessage
+		err := dec.Decode(&raw)
+		if errors.Is(err, io.EOF) {
+			return docs, nil
+		}
+		if err != nil {
+			off := start
+			var se *json.SyntaxError
+			if errors.As(err, &se) {
+				off = int(se.Offset) - 1
+			} else if errors.Is(err, io.ErrUnexpectedEOF) {
+				off = len(data)
+			}
+			line, col := offsetPos(data, max(off, 0))
+			return docs, &LoadError{File: l.m.Source, Doc: len(docs) + 1, Line: line, Col: col,
+				Msg: "JSON syntax error: " + strings.TrimPrefix(err.Error(), "json: ")}
+		}
+		line, _ := offsetPos(data, start)
+		docs = append(docs, rawDoc{index: len(docs) + 1, startLine: line, data: raw, json: true})
+	}
+}
+
+func (l *loader) splitYAML(data []byte) ([]rawDoc, *LoadError) {
+	var docs []rawDoc
+	var cur []byte
+	curStart := 1
+	lineNo := 0
+	flush := func() {
+		if len(cur) > 0 {
+			docs = append(docs, rawDoc{index: len(docs) + 1, startLine: curStart, data: cur})
+		}
+		cur = nil
+	}
+	for rest := data; len(rest) > 0; {
+		lineNo++
+		end := bytes.IndexByte(rest, '\n')
+		var line []byte
+		if end < 0 {
+			line, rest = rest, nil
+		} else {
+			line, rest = rest[:end+1], rest[end+1:]
+		}
+		if bytes.HasPrefix(line, []byte("---")) {
+			after := strings.TrimSpace(string(line[3:]))
+			if after != "" && after[0] != '#' {
+				flush()
+				return docs, &LoadError{File: l.m.Source, Doc: len(docs) + 1, Line: lineNo, Col: 1,
+					Msg: fmt.Sprintf("invalid YAML document separator: %s", after)}
+			}
+			flush()
+			continue
+		}
+		if len(cur) == 0 {
+			curStart = lineNo
+		}
+		cur = append(cur, line...)
+	}
+	flush()
+	return docs, nil
+}
+
+func (l *loader) loadDoc(d rawDoc) {
+	tree := &posTree{lineDelta: d.startLine - 1}
+	js := d.data
+	if !d.json {
+		var err error
+		js, err = sigsyaml.YAMLToJSON(d.data)
+		if err != nil {
+			msg := cleanYAMLError(err)
+			line, col := 0, 0
+			if _, v3err := parseV3(d.data); v3err != nil {
+				if ln, c, ok := syntaxErrorPos(d.data, cleanYAMLError(v3err)); ok {
+					line, col = ln+d.startLine-1, c
+				}
+			}
+			if line == 0 {
+				if m := yamlErrLine.FindStringSubmatch(err.Error()); m != nil {
+					n, _ := strconv.Atoi(m[1])
+					line = n + d.startLine - 1
+				} else {
+					line = d.startLine
+				}
+			}
+			l.fail(d.index, line, col, "", "YAML syntax error: %s", msg)
+			return
+		}
+	}
+	if root, err := parseV3(d.data); err == nil {
+		tree.root = root
+	}
+	if bytes.Equal(bytes.TrimSpace(js), []byte("null")) {
+		return // empty document
+	}
+	if !d.json {
+		dups := tree.duplicateKeys()
+		for _, p := range dups {
+			l.fail(d.index, p.line, p.col, p.path, "%s", p.msg)
+		}
+		if len(dups) > 0 {
+			return
+		}
+	}
+	l.decodeObject(js, tree, d, "")
+}
+
+var strictErrRe = regexp.MustCompile(`^(unknown|duplicate) field "(.*)"$`)
+
+func lastKey(path string) string {
+	segs := parseFieldPath(path)
+	if len(segs) == 0 {
+		return path
+	}
+	return segs[len(segs)-1].key
+}
+
+// decodeObject decodes one object (or a List's items) whose JSON is js and
+// whose path in the document is prefix.
+func (l *loader) decodeObject(js []byte, tree *posTree, d rawDoc, prefix string) {
+	objPath := strings.TrimSuffix(prefix, ".")
+	line, _ := tree.pos(objPath)
+	if line == 0 {
+		line = d.startLine
+	}
+	var head map[string]json.RawMessage
+	if err := json.Unmarshal(js, &head); err != nil {
+		l.fail(d.index, line, 0, objPath, "expected an object with apiVersion and kind")
+		return
+	}
+	var apiVersion, kind string
+	for _, f := range []struct {
+		name string
+		dst  *string
+	}{{"apiVersion", &apiVersion}, {"kind", &kind}} {
+		raw, ok := head[f.name]
+		if !ok {
+			continue
+		}
+		if err := json.Unmarshal(raw, f.dst); err != nil {
+			ln, _ := tree.pos(prefix + f.name)
+			l.fail(d.index, ln, 0, prefix+f.name, "must be a string")
+			return
+		}
+	}
+	var missing []string
+	if apiVersion == "" {
+		missing = append(missing, "apiVersion not set")
+	}
+	if kind == "" {
+		missing = append(missing, "kind not set")
+	}
+	if len(missing) > 0 {
+		l.fail(d.index, line, 0, objPath, "%s", strings.Join(missing, ", "))
+		return
+	}
+	want := map[string]string{"Pod": "v1", "ConfigMap": "v1", "Secret": "v1", "List": "v1", "Job": "batch/v1"}[kind]
+	if want == "" || (kind == "List" && prefix != "") {
+		ln, _ := tree.pos(prefix + "kind")
+		l.fail(d.index, ln, 0, prefix+"kind", "kind %s is not supported", kind)
+		return
+	}
+	if apiVersion != want {
+		ln, _ := tree.pos(prefix + "apiVersion")
+		l.fail(d.index, ln, 0, prefix+"apiVersion", "apiVersion %q is not supported for kind %s (want %q)", apiVersion, kind, want)
+		return
+	}
+	if kind == "List" {
+		l.decodeList(head, tree, d, prefix)
+		return
+	}
+
+	obj, _, err := strictJSON.Decode(js, nil, nil)
+	if err != nil {
+		if se, ok := runtime.AsStrictDecodingError(err); ok {
+			for _, e := range se.Errors() {
+				m := strictErrRe.FindStringSubmatch(e.Error())
+				if m == nil {
+					l.fail(d.index, line, 0, objPath, "%v", e)
+					continue
+				}
+				p := prefix + m[2]
+				ln, col := tree.pos(p)
+				l.fail(d.index, ln, col, p, "%s field %q", m[1], lastKey(m[2]))
+			}
+			return
+		}
+		var typ reflect.Type
+		switch kind {
+		case "Pod":
+			typ = reflect.TypeOf(corev1.Pod{})
+		case "ConfigMap":
+			typ = reflect.TypeOf(corev1.ConfigMap{})
+		case "Secret":
+			typ = reflect.TypeOf(corev1.Secret{})
+		case "Job":
+			typ = reflect.TypeOf(batchv1.Job{})
+		}
+		problems := tree.findTypeProblems(typ, prefix)
+		for _, p := range problems {
+			l.fail(d.index, p.line, p.col, p.path, "%s", p.msg)
+		}
+		if len(problems) == 0 {
+			l.fail(d.index, line, 0, objPath, "decoding %s: %v", kind, err)
+		}
+		return
+	}
+	origin := Origin{Doc: d.index, Line: line, Kind: kind, Prefix: prefix}
+	switch o := obj.(type) {
+	case *corev1.Pod:
+		prepareForCreate(&o.ObjectMeta)
+		o.Status = corev1.PodStatus{}
+		SetDefaults(o)
+		l.m.Pods = append(l.m.Pods, o)
+		l.m.Origins = append(l.m.Origins, origin)
+	case *batchv1.Job:
+		prepareForCreate(&o.ObjectMeta)
+		if o.Namespace == "" {
+			o.Namespace = DefaultNamespace
+		}
+		o.Status = batchv1.JobStatus{}
+		pod := podFromJob(o)
+		SetDefaults(pod)
+		origin.Job = o
+		l.m.Pods = append(l.m.Pods, pod)
+		l.m.Origins = append(l.m.Origins, origin)
+	case *corev1.ConfigMap:
+		prepareForCreate(&o.ObjectMeta)
+		setConfigMapDefaults(o)
+		l.m.ConfigMaps = append(l.m.ConfigMaps, o)
+	case *corev1.Secret:
+		prepareForCreate(&o.ObjectMeta)
+		setSecretDefaults(o)
+		l.m.Secrets = append(l.m.Secrets, o)
+	default:
+		l.fail(d.index, line, 0, objPath, "kind %s is not supported", kind)
+	}
+}
+
+func (l *loader) decodeList(head map[string]json.RawMessage, tree *posTree, d rawDoc, prefix string) {
+	for k := range head {
+		switch k {
+		case "apiVersion", "kind", "metadata", "items":
+		default:
+			ln, _ := tree.pos(prefix + k)
+			l.fail(d.index, ln, 0, prefix+k, "unknown field %q", k)
+		}
+	}
+	raw, ok := head["items"]
+	if !ok || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+		return
+	}
+	var items []json.RawMessage
+	if err := json.Unmarshal(raw, &items); err != nil {
+		ln, _ := tree.pos(prefix + "items")
+		l.fail(d.index, ln, 0, prefix+"items", "must be a list of objects")
+		return
+	}
+	for i, item := range items {
+		l.decodeObject(item, tree, d, fmt.Sprintf("%sitems[%d].", prefix, i))
+	}
+}
+
+// prepareForCreate does what the API server does to an object it creates that
+// matters here: system fields are its to set, and a generateName becomes a name.
+func prepareForCreate(meta *metav1.ObjectMeta) {
+	meta.UID = ""
+	meta.ResourceVersion = ""
+	meta.Generation = 0
+	meta.DeletionTimestamp = nil
+	meta.DeletionGracePeriodSeconds = nil
+	if meta.Name == "" && meta.GenerateName != "" {
+		meta.Name = generateName(meta.GenerateName)
+	}
+}
+
+// generateName appends 5 random characters as the API server's
+// SimpleNameGenerator does.
+func generateName(base string) string {
+	const alphabet = "bcdfghjklmnpqrstvwxz2456789"
+	const maxGeneratedNameLength = validation.DNS1123SubdomainMaxLength - 5
+	if len(base) > maxGeneratedNameLength {
+		base = base[:maxGeneratedNameLength]
+	}
+	b := make([]byte, 5)
+	if _, err := rand.Read(b); err != nil {
+		panic(fmt.Errorf("reading random bytes for a generated name: %w", err))
+	}
+	for i := range b {
+		b[i] = alphabet[int(b[i])%len(alphabet)]
+	}
+	return base + string(b)
+}
+
+// podFromJob builds the pod the Job controller would create from the Job's
+// template. podrun runs it once, named after the Job.
+func podFromJob(job *batchv1.Job) *corev1.Pod {
+	tmpl := job.Spec.Template.DeepCopy()
+	pod := &corev1.Pod{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
+		ObjectMeta: tmpl.ObjectMeta,
+		Spec:       tmpl.Spec,
+	}
+	pod.Name = job.Name
+	pod.Namespace = job.Namespace
+	pod.GenerateName = ""
+	if len(validation.IsValidLabelValue(job.Name)) == 0 {
+		if pod.Labels == nil {
+			pod.Labels = map[string]string{}
+		}
+		pod.Labels[batchv1.JobNameLabel] = job.Name
+		pod.Labels["job-name"] = job.Name // the legacy unprefixed label, still set by the controller
+	}
+	return pod
+}

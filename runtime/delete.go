@@ -1,0 +1,80 @@
+package runtime
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/moby/sys/mountinfo"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// DeleteOptions follow kubectl delete: GracePeriod nil means the pod's
+// terminationGracePeriodSeconds; Force with no grace period means 0 (kill now).
+type DeleteOptions struct {
+	GracePeriod *int64
+	Force       bool
+}
+
+// Delete stops a pod gracefully and releases everything it holds on the host,
+// then removes its record. It works whatever state the pod is in, also after
+// its supervisor crashed, and again after a delete that was interrupted.
+func Delete(l Layout, rec *Record, opts DeleteOptions) error {
+	grace := int64(30)
+	if g := rec.Pod.Spec.TerminationGracePeriodSeconds; g != nil {
+		grace = *g
+	}
+	if opts.GracePeriod != nil {
+		grace = *opts.GracePeriod
+	} else if opts.Force {
+		grace = 0
+	}
+	if err := writeJSON(rec.Paths.DeleteFile(), DeleteRequest{Timestamp: metav1.Now(), GracePeriodSeconds: grace}); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("recording the deletion of pod %s: %w", rec.Key(), err)
+	}
+	if pid := SupervisorPid(rec.Paths); pid > 0 {
+		_ = syscall.Kill(pid, syscall.SIGTERM)
+		// The supervisor stops the containers within the grace period and tears
+		// the sandbox down; give it that long and a margin for the teardown.
+		deadline := time.Now().Add(time.Duration(grace)*time.Second + 30*time.Second)
+		for SupervisorPid(rec.Paths) > 0 && time.Now().Before(deadline) {
+			time.Sleep(50 * time.Millisecond)
+		}
+		if pid := SupervisorPid(rec.Paths); pid > 0 {
+			// It still holds the pod's lock, so the pid is the supervisor's.
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+			for i := 0; i < 100 && SupervisorPid(rec.Paths) > 0; i++ {
+				time.Sleep(50 * time.Millisecond)
+			}
+		}
+	}
+	return removePod(l, rec)
+}
+
+// removePod tears down whatever is left of the pod and removes its record.
+func removePod(l Layout, rec *Record) error {
+	if err := teardownSandbox(l, rec.Paths, string(rec.Pod.UID)); err != nil {
+		return fmt.Errorf("releasing pod %s: %w", rec.Key(), err)
+	}
+	for _, dir := range []string{rec.Paths.RunDir, rec.Paths.Dir} {
+		// Never remove through a mount that is still there (a volume, a rootfs).
+		mounts, err := mountinfo.GetMounts(mountinfo.PrefixFilter(dir))
+		if err != nil {
+			return err
+		}
+		if len(mounts) > 0 {
+			var points []string
+			for _, m := range mounts {
+				points = append(points, m.Mountpoint)
+			}
+			return fmt.Errorf("releasing pod %s: still mounted: %s", rec.Key(), strings.Join(points, ", "))
+		}
+		if err := os.RemoveAll(dir); err != nil {
+			return fmt.Errorf("removing the record of pod %s: %w", rec.Key(), err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,471 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	securejoin "github.com/cyphar/filepath-securejoin"
+	"github.com/moby/sys/user"
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+	"golang.org/x/sys/unix"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/podrun/podrun/cgroups"
+	"github.com/podrun/podrun/podspec"
+	"github.com/podrun/podrun/runtime/image"
+	"github.com/podrun/podrun/runtime/logs"
+)
+
+// podRunner starts a pod's containers in its sandbox with libcontainer.
+type podRunner struct {
+	l      Layout
+	paths  PodPaths
+	plan   *podspec.Plan
+	sb     *sandbox
+	store  *image.Store
+	events *eventLog
+	// pulls makes concurrent starts of containers with one image pull it once.
+	pullMu sync.Mutex
+	pulls  map[string]*pull
+}
+
+type pull struct {
+	done chan struct{}
+	img  *image.Image
+	err  error
+}
+
+func (r *podRunner) object(c *corev1.Container) string {
+	for i := range r.plan.Pod.Spec.InitContainers {
+		if r.plan.Pod.Spec.InitContainers[i].Name == c.Name {
+			return fmt.Sprintf("spec.initContainers{%s}", c.Name)
+		}
+	}
+	return fmt.Sprintf("spec.containers{%s}", c.Name)
+}
+
+// ensureImage makes the container's image present as its imagePullPolicy says.
+func (r *podRunner) ensureImage(ctx context.Context, c *corev1.Container) (*image.Image, error) {
+	policy := c.ImagePullPolicy
+	if policy == "" {
+		policy = podspec.ImagePullPolicyFor(c.Image)
+	}
+	if policy != corev1.PullAlways {
+		img, err := r.store.Lookup(c.Image)
+		if err == nil {
+			r.events.add("Normal", "Pulled", r.object(c), "Container image %q already present on machine", c.Image)
+			return img, nil
+		}
+		if !errors.Is(err, image.ErrNotFound) {
+			return nil, err
+		}
+		if policy == corev1.PullNever {
+			return nil, &startError{Reason: "ErrImageNeverPull", Waiting: true,
+				Message: fmt.Sprintf("Container image %q is not present with pull policy of Never", c.Image)}
+		}
+	}
+	r.pullMu.Lock()
+	p, ok := r.pulls[c.Image]
+	if !ok || (p.err != nil && isClosed(p.done)) {
+		p = &pull{done: make(chan struct{})}
+		r.pulls[c.Image] = p
+		r.pullMu.Unlock()
+		r.events.add("Normal", "Pulling", r.object(c), "Pulling image %q", c.Image)
+		start := time.Now()
+		p.img, p.err = r.store.Pull(ctx, c.Image, image.PullOptions{})
+		if p.err == nil {
+			r.events.add("Normal", "Pulled", r.object(c), "Successfully pulled image %q in %s", c.Image, time.Since(start).Round(time.Millisecond))
+		} else {
+			r.events.add("Warning", "Failed", r.object(c), "Failed to pull image %q: %v", c.Image, p.err)
+		}
+		close(p.done)
+	} else {
+		r.pullMu.Unlock()
+		<-p.done
+	}
+	if p.err != nil {
+		return nil, &startError{Reason: ReasonErrImagePull, Waiting: true, Message: p.err.Error()}
+	}
+	return p.img, nil
+}
+
+func isClosed(ch chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
+// Start creates and starts one run of a container.
+func (r *podRunner) Start(ctx context.Context, c *corev1.Container, restartCount int32) (containerHandle, error) {
+	img, err := r.ensureImage(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	id := newContainerID()
+	rootfs := r.paths.RootfsDir(c.Name)
+	cdir := r.paths.ContainerDir(c.Name)
+	cfg, err := r.containerConfig(c, img, id, rootfs, cdir)
+	if err != nil {
+		return nil, &startError{Reason: "CreateContainerConfigError", Waiting: true, Message: err.Error()}
+	}
+	fail := func(err error) (containerHandle, error) {
+		_ = image.UnmountRootfs(rootfs)
+		return nil, &startError{Reason: ReasonStartError, Message: err.Error()}
+	}
+	// Every run gets a fresh writable layer, as a new container does on a node.
+	upper, work := filepath.Join(cdir, "upper"), filepath.Join(cdir, "work")
+	_ = image.UnmountRootfs(rootfs)
+	for _, d := range []string{upper, work} {
+		if err := os.RemoveAll(d); err != nil {
+			return fail(err)
+		}
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return fail(err)
+		}
+	}
+	if err := os.MkdirAll(rootfs, 0o755); err != nil {
+		return fail(err)
+	}
+	layers, err := r.store.LayerDirs(img)
+	if err != nil {
+		return fail(err)
+	}
+	if err := image.MountRootfs(layers, upper, work, rootfs); err != nil {
+		return fail(fmt.Errorf("mounting the container's root filesystem: %w", err))
+	}
+	if err := resolveUser(cfg, c, r.plan.Pod, img.Config.User, rootfs); err != nil {
+		_ = image.UnmountRootfs(rootfs)
+		return nil, &startError{Reason: "CreateContainerConfigError", Waiting: true, Message: err.Error()}
+	}
+	if err := writeJSON(r.paths.processFile(c.Name), processSpec{Env: cfg.Env, Cwd: cfg.Cwd, UID: cfg.User.Uid, GID: cfg.User.Gid, Sgids: cfg.User.Sgids}); err != nil {
+		return fail(err)
+	}
+	logw, err := logs.Create(r.paths.LogFile(c.Name, restartCount))
+	if err != nil {
+		return fail(err)
+	}
+	r.events.add("Normal", "Created", r.object(c), "Created container %s", c.Name)
+	rc, err := startContainer(r.paths.StateRoot(), cfg, func(stream string, rd io.Reader) {
+		_ = logw.Relay(stream, rd)
+	})
+	if err != nil {
+		logw.Close()
+		return fail(err)
+	}
+	return &podContainer{r: r, c: c, rc: rc, cfg: cfg, logw: logw, started: time.Now(), cdir: cdir}, nil
+}
+
+// StopSignal is the image's STOPSIGNAL, else SIGTERM.
+func (r *podRunner) StopSignal(c *corev1.Container) syscall.Signal {
+	if img, err := r.store.Lookup(c.Image); err == nil && img.Config.StopSignal != "" {
+		if sig, ok := parseSignal(img.Config.StopSignal); ok {
+			return sig
+		}
+	}
+	return syscall.SIGTERM
+}
+
+// containerConfig merges the pod spec with the image the way the kubelet and
+// containerd do: command/args with ENTRYPOINT/CMD, env with the image's ENV.
+func (r *podRunner) containerConfig(c *corev1.Container, img *image.Image, id, rootfs, cdir string) (*containerConfig, error) {
+	env, err := r.plan.ContainerEnv(c, img.Config.Env, r.sb.runtimeInfo())
+	if err != nil {
+		return nil, err
+	}
+	args, err := podspec.CommandLine(c, img.Config.Entrypoint, img.Config.Cmd, env)
+	if err != nil {
+		return nil, err
+	}
+	cwd := c.WorkingDir
+	if cwd == "" {
+		cwd = img.Config.WorkingDir
+	}
+	if cwd == "" {
+		cwd = "/"
+	}
+	envMap := map[string]string{}
+	for _, kv := range env {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			envMap[k] = v
+		}
+	}
+	volMounts, err := r.sb.volumes.Mounts(c, envMap)
+	if err != nil {
+		return nil, err
+	}
+	mounts := r.podMounts(c, cdir)
+	for _, m := range volMounts {
+		opts := []string{"rbind", m.Propagation}
+		if m.ReadOnly {
+			opts = append(opts, "ro")
+		}
+		mounts = append(mounts, specs.Mount{Destination: m.Destination, Type: "bind", Source: m.Source, Options: opts})
+	}
+	cfg := &containerConfig{
+		ID:          id,
+		Rootfs:      rootfs,
+		Args:        args,
+		Env:         env,
+		Cwd:         cwd,
+		Mounts:      mounts,
+		NetNS:       r.sb.net.NetNSPath,
+		HostNetwork: r.sb.hostNetwork,
+		IPCNS:       r.sb.ipcNS,
+		HostIPC:     r.sb.hostIPC,
+		HostPID:     r.plan.Pod.Spec.HostPID,
+		UTSNS:       r.sb.utsNS,
+		CgroupsPath: r.sb.cgroup.ContainerCgroupsPath(id),
+		Resources:   cgroups.ContainerResources(c).LinuxResources(),
+	}
+	if !r.sb.hostNetwork {
+		cfg.Hostname = r.sb.hostname
+	}
+	if sc := c.SecurityContext; sc != nil {
+		cfg.Privileged = sc.Privileged != nil && *sc.Privileged
+		cfg.ReadonlyRootfs = sc.ReadOnlyRootFilesystem != nil && *sc.ReadOnlyRootFilesystem
+		cfg.NoNewPrivileges = sc.AllowPrivilegeEscalation != nil && !*sc.AllowPrivilegeEscalation
+		if sc.Capabilities != nil {
+			for _, c := range sc.Capabilities.Add {
+				cfg.CapAdd = append(cfg.CapAdd, string(c))
+			}
+			for _, c := range sc.Capabilities.Drop {
+				cfg.CapDrop = append(cfg.CapDrop, string(c))
+			}
+		}
+	}
+	if psc := r.plan.Pod.Spec.SecurityContext; psc != nil && len(psc.Sysctls) > 0 {
+		cfg.Sysctls = map[string]string{}
+		for _, s := range psc.Sysctls {
+			cfg.Sysctls[s.Name] = s.Value
+		}
+	}
+	adj := oomScoreAdj(r.plan, c)
+	cfg.OOMScoreAdj = &adj
+	return cfg, nil
+}
+
+// podMounts are the files the runtime itself gives every container: /etc/hosts,
+// /etc/hostname, /etc/resolv.conf, /dev/shm and the termination-message file.
+func (r *podRunner) podMounts(c *corev1.Container, cdir string) []specs.Mount {
+	declared := map[string]bool{}
+	for _, vm := range c.VolumeMounts {
+		declared[filepath.Clean(vm.MountPath)] = true
+	}
+	var out []specs.Mount
+	bind := func(src, dst string, ro bool) {
+		if declared[dst] {
+			return
+		}
+		opts := []string{"rbind", "rprivate"}
+		if ro {
+			opts = append(opts, "ro")
+		}
+		out = append(out, specs.Mount{Destination: dst, Type: "bind", Source: src, Options: opts})
+	}
+	bind(r.sb.etcHosts, "/etc/hosts", false)
+	bind(r.sb.hostnameFile, "/etc/hostname", false)
+	bind(r.sb.resolvConf, "/etc/resolv.conf", false)
+	if r.sb.shm != "" {
+		bind(r.sb.shm, "/dev/shm", false)
+	} else {
+		bind("/dev/shm", "/dev/shm", false)
+	}
+	if p := c.TerminationMessagePath; p != "" {
+		f := filepath.Join(cdir, "termination-log")
+		if err := os.MkdirAll(cdir, 0o755); err == nil {
+			if err := os.WriteFile(f, nil, 0o666); err == nil {
+				_ = os.Chmod(f, 0o666)
+				bind(f, p, false)
+			}
+		}
+	}
+	return out
+}
+
+// oomScoreAdj is the kubelet's policy (pkg/kubelet/qos/policy.go).
+func oomScoreAdj(plan *podspec.Plan, c *corev1.Container) int {
+	switch plan.QOS {
+	case corev1.PodQOSGuaranteed:
+		return -997
+	case corev1.PodQOSBestEffort:
+		return 1000
+	}
+	capacity := hostMemory()
+	if capacity <= 0 {
+		return 999
+	}
+	adj := 1000 - (1000*c.Resources.Requests.Memory().Value())/capacity
+	if isSidecar(c) {
+		// A sidecar is no more likely to be killed than the app containers it serves.
+		for _, a := range plan.Pod.Spec.Containers {
+			adj = min(adj, 1000-(1000*a.Resources.Requests.Memory().Value())/capacity)
+		}
+	}
+	switch {
+	case adj < 3:
+		return 3
+	case adj >= 1000:
+		return 999
+	}
+	return int(adj)
+}
+
+func hostMemory() int64 {
+	data, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if strings.HasPrefix(line, "MemTotal:") {
+			f := strings.Fields(line)
+			if len(f) >= 2 {
+				kb, _ := strconv.ParseInt(f[1], 10, 64)
+				return kb * 1024
+			}
+		}
+	}
+	return 0
+}
+
+// resolveUser decides the uid, gid and groups of the container's process:
+// securityContext first (container over pod), then the image's USER, with
+// names looked up in the container's own /etc/passwd and /etc/group.
+func resolveUser(cfg *containerConfig, c *corev1.Container, pod *corev1.Pod, imageUser, rootfs string) error {
+	var runAsUser, runAsGroup *int64
+	var runAsNonRoot *bool
+	if psc := pod.Spec.SecurityContext; psc != nil {
+		runAsUser, runAsGroup, runAsNonRoot = psc.RunAsUser, psc.RunAsGroup, psc.RunAsNonRoot
+	}
+	if sc := c.SecurityContext; sc != nil {
+		if sc.RunAsUser != nil {
+			runAsUser = sc.RunAsUser
+		}
+		if sc.RunAsGroup != nil {
+			runAsGroup = sc.RunAsGroup
+		}
+		if sc.RunAsNonRoot != nil {
+			runAsNonRoot = sc.RunAsNonRoot
+		}
+	}
+	spec := imageUser
+	if runAsUser != nil {
+		spec = strconv.FormatInt(*runAsUser, 10)
+	}
+	if runAsGroup != nil {
+		u, _, _ := strings.Cut(spec, ":")
+		if u == "" {
+			u = "0"
+		}
+		spec = u + ":" + strconv.FormatInt(*runAsGroup, 10)
+	}
+	passwd, _ := securejoin.SecureJoin(rootfs, "/etc/passwd")
+	group, _ := securejoin.SecureJoin(rootfs, "/etc/group")
+	eu, err := user.GetExecUserPath(spec, &user.ExecUser{Uid: 0, Gid: 0, Home: "/"}, passwd, group)
+	if err != nil {
+		return fmt.Errorf("resolving user %q in the image: %w", spec, err)
+	}
+	if runAsNonRoot != nil && *runAsNonRoot && eu.Uid == 0 {
+		if runAsUser != nil {
+			return errors.New("container's runAsUser breaks non-root policy")
+		}
+		return errors.New("container has runAsNonRoot and image will run as root")
+	}
+	if psc := pod.Spec.SecurityContext; psc != nil {
+		for _, g := range psc.SupplementalGroups {
+			eu.Sgids = append(eu.Sgids, int(g))
+		}
+		if psc.FSGroup != nil {
+			eu.Sgids = append(eu.Sgids, int(*psc.FSGroup))
+		}
+	}
+	cfg.User = *eu
+	return nil
+}
+
+// podContainer is one run of a container in a pod.
+type podContainer struct {
+	r       *podRunner
+	c       *corev1.Container
+	rc      *runningContainer
+	cfg     *containerConfig
+	logw    *logs.Writer
+	started time.Time
+	cdir    string
+}
+
+func (p *podContainer) ID() string { return p.rc.id }
+
+func (p *podContainer) Signal(sig syscall.Signal) error { return p.rc.signal(sig) }
+
+// Wait waits for the run to end, then collects its result and releases it.
+func (p *podContainer) Wait() exitResult {
+	es := p.rc.wait()
+	finished := time.Now()
+	oom, _ := cgroups.OOMKilled(p.r.sb.cgroup.ContainerPath(p.cfg.ID))
+	res := exitResult{
+		ExitCode:   es.Code,
+		Reason:     exitReason(es.Code, oom),
+		StartedAt:  p.started,
+		FinishedAt: finished,
+	}
+	if es.Signal != 0 {
+		res.Signal = int32(es.Signal)
+	}
+	res.Message = p.terminationMessage(es.Code)
+	_ = p.logw.Close()
+	_ = p.rc.destroy()
+	_ = image.UnmountRootfs(p.cfg.Rootfs)
+	return res
+}
+
+// The kubelet's limits for termination messages (kuberuntime_container.go).
+const (
+	maxTerminationMessageBytes = 4096
+	fallbackLogLines           = 80
+	fallbackLogBytes           = 2048
+)
+
+func (p *podContainer) terminationMessage(code int32) string {
+	if p.c.TerminationMessagePath != "" {
+		f, err := os.Open(filepath.Join(p.cdir, "termination-log"))
+		if err == nil {
+			data, _ := io.ReadAll(io.LimitReader(f, maxTerminationMessageBytes))
+			f.Close()
+			if len(data) > 0 {
+				return string(data)
+			}
+		}
+	}
+	if p.c.TerminationMessagePolicy == corev1.TerminationMessageFallbackToLogsOnError && code != 0 {
+		data, err := logs.Tail(p.logw.Path(), fallbackLogLines, fallbackLogBytes)
+		if err == nil {
+			return string(data)
+		}
+	}
+	return ""
+}
+
+// parseSignal understands "SIGTERM", "TERM" and "15".
+func parseSignal(s string) (syscall.Signal, bool) {
+	if n, err := strconv.Atoi(s); err == nil {
+		return syscall.Signal(n), n > 0 && n < 65
+	}
+	name := strings.ToUpper(s)
+	if !strings.HasPrefix(name, "SIG") {
+		name = "SIG" + name
+	}
+	sig := unix.SignalNum(name)
+	return sig, sig != 0
+}

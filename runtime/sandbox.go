@@ -1,0 +1,195 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/podrun/podrun/cgroups"
+	"github.com/podrun/podrun/network"
+	"github.com/podrun/podrun/podspec"
+	"github.com/podrun/podrun/runtime/image"
+	"github.com/podrun/podrun/volumes"
+)
+
+// sandbox is what a pod's containers share: network, IPC and UTS namespaces,
+// /dev/shm, the /etc files, the pod cgroup and the volumes.
+type sandbox struct {
+	net          *network.Result
+	hostNetwork  bool
+	hostIPC      bool
+	hostname     string
+	ipcNS, utsNS string
+	shm          string
+	etcHosts     string
+	resolvConf   string
+	hostnameFile string
+	cgroup       *cgroups.Pod
+	volumes      *volumes.Set
+}
+
+func (l Layout) networkConfig() network.Config {
+	return network.Config{RunRoot: l.RunRoot, StateDir: l.NetworkDir(), Bridge: l.Bridge, Subnet: l.Subnet}
+}
+
+// hostPorts lists the ports the pod publishes on the host.
+func hostPorts(pod *corev1.Pod) []network.PortMapping {
+	var out []network.PortMapping
+	for _, list := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
+		for _, c := range list {
+			for _, p := range c.Ports {
+				if p.HostPort > 0 {
+					out = append(out, network.PortMapping{HostPort: p.HostPort, ContainerPort: p.ContainerPort, Protocol: string(p.Protocol), HostIP: p.HostIP})
+				}
+			}
+		}
+	}
+	return out
+}
+
+// fieldResolver answers downward API references for volumes.
+type fieldResolver struct {
+	plan *podspec.Plan
+	rt   podspec.RuntimeInfo
+}
+
+func (f fieldResolver) FieldRef(path string) (string, error) {
+	return podspec.FieldRefValue(f.plan.Pod, path, f.rt)
+}
+
+func (f fieldResolver) ResourceFieldRef(container string, ref *corev1.ResourceFieldSelector) (string, error) {
+	for _, list := range [][]corev1.Container{f.plan.Pod.Spec.Containers, f.plan.Pod.Spec.InitContainers} {
+		for i := range list {
+			if list[i].Name == container {
+				return podspec.ResourceFieldRefValue(f.plan.Pod, &list[i], ref, f.rt)
+			}
+		}
+	}
+	return "", fmt.Errorf("container %q not found", container)
+}
+
+// setupSandbox builds everything a pod's containers share. On error it
+// releases what it made.
+func setupSandbox(ctx context.Context, l Layout, paths PodPaths, plan *podspec.Plan, pidsLimit int64, notes func(string)) (sb *sandbox, err error) {
+	pod := plan.Pod
+	uid := string(pod.UID)
+	defer func() {
+		if err != nil {
+			_ = teardownSandbox(l, paths, uid)
+		}
+	}()
+	for _, d := range []string{paths.RunDir, paths.EtcDir(), paths.StateRoot()} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return nil, err
+		}
+	}
+	sb = &sandbox{hostNetwork: pod.Spec.HostNetwork, hostIPC: pod.Spec.HostIPC}
+	if sb.hostname, err = network.Hostname(pod); err != nil {
+		return nil, fmt.Errorf("pod hostname: %w", err)
+	}
+
+	sb.cgroup, err = cgroups.CreatePod(l.CgroupParent, uid,
+		cgroups.PodResources(plan.Requests, plan.Limits, plan.QOS, plan.CPULimitsDeclared, plan.MemoryLimitsDeclared, pidsLimit),
+		l.CgroupDriver)
+	if err != nil {
+		return nil, fmt.Errorf("creating the pod cgroup: %w", err)
+	}
+
+	sb.net, err = network.Setup(ctx, l.networkConfig(), network.Request{
+		PodID: uid, Namespace: pod.Namespace, Name: pod.Name,
+		HostNetwork: pod.Spec.HostNetwork, Ports: hostPorts(pod),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("setting up the pod network: %w", err)
+	}
+	for _, n := range sb.net.Notes {
+		notes(n)
+	}
+
+	nsDir := paths.NSDir()
+	if err := pinNamespaces(nsDir, sb.hostname, !pod.Spec.HostIPC, !pod.Spec.HostNetwork); err != nil {
+		return nil, fmt.Errorf("creating the pod's IPC and UTS namespaces: %w", err)
+	}
+	if !pod.Spec.HostIPC {
+		sb.ipcNS = filepath.Join(nsDir, "ipc")
+		sb.shm = filepath.Join(nsDir, "shm")
+		if err := mountShm(sb.shm); err != nil {
+			return nil, err
+		}
+	}
+	if !pod.Spec.HostNetwork {
+		sb.utsNS = filepath.Join(nsDir, "uts")
+	}
+
+	hostsOpts, err := network.PodHostsOptions(pod, sb.net.PodIPs)
+	if err != nil {
+		return nil, fmt.Errorf("building /etc/hosts: %w", err)
+	}
+	hosts, err := network.HostsFile(hostsOpts)
+	if err != nil {
+		return nil, fmt.Errorf("building /etc/hosts: %w", err)
+	}
+	resolv, err := network.ResolvConf(pod)
+	if err != nil {
+		return nil, fmt.Errorf("building /etc/resolv.conf: %w", err)
+	}
+	etc := paths.EtcDir()
+	sb.etcHosts, sb.resolvConf, sb.hostnameFile = filepath.Join(etc, "hosts"), filepath.Join(etc, "resolv.conf"), filepath.Join(etc, "hostname")
+	for path, data := range map[string][]byte{sb.etcHosts: hosts, sb.resolvConf: resolv, sb.hostnameFile: []byte(sb.hostname + "\n")} {
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			return nil, err
+		}
+	}
+
+	var volNotes []string
+	sb.volumes, volNotes, err = volumes.Setup(pod, volumes.Options{
+		PodDir:  paths.Dir,
+		Objects: volumes.Objects{ConfigMaps: plan.ConfigMaps, Secrets: plan.Secrets},
+		Fields:  fieldResolver{plan: plan, rt: sb.runtimeInfo()},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("setting up volumes: %w", err)
+	}
+	for _, n := range volNotes {
+		notes(n)
+	}
+	return sb, nil
+}
+
+func (sb *sandbox) runtimeInfo() podspec.RuntimeInfo {
+	host, _ := os.Hostname()
+	return podspec.RuntimeInfo{PodIP: sb.net.PodIP, PodIPs: sb.net.PodIPs, HostIP: sb.net.HostIP, NodeName: host}
+}
+
+// teardownSandbox releases everything a pod holds on the host: containers and
+// their processes, rootfs mounts, cgroups, volumes, network, namespaces. It
+// reads only what is on disk, so it works after a crash, and it is idempotent.
+func teardownSandbox(l Layout, paths PodPaths, uid string) error {
+	var errs []error
+	if err := destroyAllContainers(paths.StateRoot()); err != nil {
+		errs = append(errs, err)
+	}
+	rootfsDirs, _ := filepath.Glob(filepath.Join(paths.RunDir, "rootfs", "*"))
+	for _, d := range rootfsDirs {
+		if err := image.UnmountRootfs(d); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := cgroups.DestroyPod(l.CgroupParent, uid); err != nil {
+		errs = append(errs, fmt.Errorf("removing the pod cgroup: %w", err))
+	}
+	if err := volumes.Teardown(paths.Dir); err != nil {
+		errs = append(errs, fmt.Errorf("removing volumes: %w", err))
+	}
+	if err := network.Teardown(l.networkConfig(), uid); err != nil {
+		errs = append(errs, fmt.Errorf("removing the pod network: %w", err))
+	}
+	if err := unpinNamespaces(paths.NSDir()); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
