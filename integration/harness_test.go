@@ -307,3 +307,25 @@ func processesUnder(dir string) []string {
 	}
 	return out
 }
+
+func atoi(t *testing.T, s string) int {
+	t.Helper()
+	var n int
+	if _, err := fmt.Sscanf(s, "%d", &n); err != nil {
+		t.Fatalf("not a number: %q", s)
+	}
+	return n
+}
+
+// waitGone waits until a process no longer exists (or is a zombie).
+func waitGone(t *testing.T, pid string) {
+	t.Helper()
+	for i := 0; i < 200; i++ {
+		data, err := os.ReadFile("/proc/" + pid + "/stat")
+		if err != nil || strings.Contains(string(data), ") Z ") {
+			return
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+	t.Fatalf("process %s did not exit", pid)
+}

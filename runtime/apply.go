@@ -125,6 +125,10 @@ func Apply(l Layout, plan *podspec.Plan, opts ApplyOptions) (*ApplyResult, error
 	pod.UID = types.UID(uuid.NewString())
 	now := metav1.Now()
 	pod.CreationTimestamp = now
+	if pod.Spec.NodeName == "" {
+		// What the scheduler would do: this host is the only node.
+		pod.Spec.NodeName, _ = os.Hostname()
+	}
 	pod.Status = initialStatus(pod, now)
 	paths := l.Pod(pod.Namespace, pod.Name, string(pod.UID))
 	objs := &Objects{}

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/moby/sys/user"
 	devices "github.com/opencontainers/cgroups/devices/config"
@@ -290,9 +291,21 @@ func (rc *runningContainer) destroy() error {
 	return rc.lc.Destroy()
 }
 
-// destroyAllContainers removes every container under a pod's libcontainer state
-// root, killing what still runs. It needs nothing in memory, so `podrun delete`
-// can use it after a supervisor crash.
+// killAllContainers sends SIGKILL to every container under a pod's
+// libcontainer state root. It needs nothing in memory, so `podrun delete` can
+// use it after a supervisor crash.
+func killAllContainers(stateRoot string) {
+	entries, _ := os.ReadDir(stateRoot)
+	for _, e := range entries {
+		if lc, err := libcontainer.Load(stateRoot, e.Name()); err == nil {
+			_ = lc.Signal(syscall.SIGKILL)
+		}
+	}
+}
+
+// destroyAllContainers removes the libcontainer state of every container of a
+// pod whose processes are gone (killAllContainers, then the pod cgroup's
+// teardown, make sure of that).
 func destroyAllContainers(stateRoot string) error {
 	entries, err := os.ReadDir(stateRoot)
 	if errors.Is(err, os.ErrNotExist) {
@@ -305,13 +318,21 @@ func destroyAllContainers(stateRoot string) error {
 	for _, e := range entries {
 		lc, err := libcontainer.Load(stateRoot, e.Name())
 		if err != nil {
-			// A half-created container has no usable state; its cgroup goes with the pod's.
+			// A half-created container has no usable state; its cgroup went with the pod's.
 			_ = os.RemoveAll(filepath.Join(stateRoot, e.Name()))
 			continue
 		}
-		_ = lc.Signal(syscall.SIGKILL)
-		if err := lc.Destroy(); err != nil {
-			errs = append(errs, fmt.Errorf("destroying container %s: %w", e.Name(), err))
+		// An orphaned init may linger briefly until its new parent reaps it.
+		var derr error
+		for i := 0; i < 100; i++ {
+			if derr = lc.Destroy(); derr == nil {
+				break
+			}
+			_ = lc.Signal(syscall.SIGKILL)
+			time.Sleep(50 * time.Millisecond)
+		}
+		if derr != nil {
+			errs = append(errs, fmt.Errorf("destroying container %s: %w", e.Name(), derr))
 		}
 	}
 	return errors.Join(errs...)

@@ -164,7 +164,7 @@ func (r *podRunner) Start(ctx context.Context, c *corev1.Container, restartCount
 		logw.Close()
 		return fail(err)
 	}
-	return &podContainer{r: r, c: c, rc: rc, cfg: cfg, logw: logw, started: time.Now(), cdir: cdir}, nil
+	return &podContainer{r: r, c: c, rc: rc, cfg: cfg, logw: logw, started: time.Now(), cdir: cdir, img: img}, nil
 }
 
 // StopSignal is the image's STOPSIGNAL, else SIGTERM.
@@ -403,9 +403,28 @@ type podContainer struct {
 	logw    *logs.Writer
 	started time.Time
 	cdir    string
+	img     *image.Image
 }
 
 func (p *podContainer) ID() string { return p.rc.id }
+
+// Image reports the image as containerd does: its name, and repo@digest as its ID.
+func (p *podContainer) Image() (string, string) {
+	name := p.c.Image
+	if n, err := image.NormalizeName(p.c.Image); err == nil {
+		name = n
+	}
+	if p.img.Digest == "" {
+		return name, p.img.ID
+	}
+	repo := name
+	if i := strings.LastIndex(repo, "@"); i >= 0 {
+		repo = repo[:i]
+	} else if i := strings.LastIndex(repo, ":"); i > strings.LastIndex(repo, "/") {
+		repo = repo[:i]
+	}
+	return name, repo + "@" + p.img.Digest
+}
 
 func (p *podContainer) Signal(sig syscall.Signal) error { return p.rc.signal(sig) }
 

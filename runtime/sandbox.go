@@ -170,6 +170,12 @@ func (sb *sandbox) runtimeInfo() podspec.RuntimeInfo {
 // reads only what is on disk, so it works after a crash, and it is idempotent.
 func teardownSandbox(l Layout, paths PodPaths, uid string) error {
 	var errs []error
+	// Kill first, then make sure through the pod cgroup that no process is
+	// left, then release the containers' state and mounts.
+	killAllContainers(paths.StateRoot())
+	if err := cgroups.DestroyPod(l.CgroupParent, uid); err != nil {
+		errs = append(errs, fmt.Errorf("removing the pod cgroup: %w", err))
+	}
 	if err := destroyAllContainers(paths.StateRoot()); err != nil {
 		errs = append(errs, err)
 	}
@@ -178,9 +184,6 @@ func teardownSandbox(l Layout, paths PodPaths, uid string) error {
 		if err := image.UnmountRootfs(d); err != nil {
 			errs = append(errs, err)
 		}
-	}
-	if err := cgroups.DestroyPod(l.CgroupParent, uid); err != nil {
-		errs = append(errs, fmt.Errorf("removing the pod cgroup: %w", err))
 	}
 	if err := volumes.Teardown(paths.Dir); err != nil {
 		errs = append(errs, fmt.Errorf("removing volumes: %w", err))

@@ -32,6 +32,8 @@ type exitResult struct {
 // containerHandle is one started container run.
 type containerHandle interface {
 	ID() string
+	// Image and ImageID are the image's normalised name and its digest reference.
+	Image() (name, id string)
 	// Wait blocks until the run has ended and its resources are released.
 	Wait() exitResult
 	Signal(sig syscall.Signal) error
@@ -484,6 +486,7 @@ func (m *machine) handle(msg message) {
 			}
 		}
 		c.status.ContainerID = "podrun://" + msg.handle.ID()
+		c.status.Image, c.status.ImageID = msg.handle.Image()
 		c.status.State = corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(now)}}
 		// Without probes a running container is started and ready (the probers come in
 		// on top); a plain init container is ready only once it has succeeded.

@@ -57,6 +57,8 @@ func (r *fakeRunner) StopSignal(*corev1.Container) syscall.Signal { return sysca
 
 func (h *fakeHandle) ID() string { return h.id }
 
+func (h *fakeHandle) Image() (string, string) { return "docker.io/library/busybox:1.28", "sha256:0" }
+
 func (h *fakeHandle) exit(code int32) {
 	h.once.Do(func() { h.exitc <- code })
 }

@@ -114,7 +114,8 @@ func runLogs(c *cli.Context) error {
 			o.Prefix = fmt.Sprintf("[pod/%s/%s] ", rec.Pod.Name, name)
 		}
 		done := func() bool { return runtime.RunEnded(l, rec, name, run) }
-		if err := logs.Read(ctx, rec.LogPath(name, run), o, os.Stdout, os.Stderr, done); err != nil {
+		// kubectl prints both streams to stdout, in the order they were written.
+		if err := logs.Read(ctx, rec.LogPath(name, run), o, os.Stdout, os.Stdout, done); err != nil {
 			return failed("reading the logs of %s/%s: %v", rec.Pod.Name, name, err)
 		}
 	}
