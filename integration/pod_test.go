@@ -289,7 +289,7 @@ spec:
     volumeMounts: [{name: out, mountPath: /out}]
   volumes:
   - name: out
-    hostPath: {path: ` + out + `}
+    hostPath: {path: `+out+`}
 `, "--wait")
 	start := time.Now()
 	e.must("delete", "graceful", "--grace-period", "3")

@@ -75,14 +75,6 @@ func (l ErrorList) Error() string {
 // Unwrap exposes the members to errors.Is and errors.As.
 func (l ErrorList) Unwrap() []error { return l }
 
-// errOrNil returns nil for an empty list, so that callers can `return errs.err()`.
-func (l ErrorList) errOrNil() error {
-	if len(l) == 0 {
-		return nil
-	}
-	return l
-}
-
 // IsInvalid reports whether err is (or wraps) a problem with the manifest
 // itself, as opposed to an I/O error: the CLI exits with status 2 for these.
 func IsInvalid(err error) bool {

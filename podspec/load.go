@@ -261,14 +261,6 @@ func (l *loader) loadDoc(d rawDoc) {
 
 var strictErrRe = regexp.MustCompile(`^(unknown|duplicate) field "(.*)"$`)
 
-func lastKey(path string) string {
-	segs := parseFieldPath(path)
-	if len(segs) == 0 {
-		return path
-	}
-	return segs[len(segs)-1].key
-}
-
 // decodeObject decodes one object (or a List's items) whose JSON is js and
 // whose path in the document is prefix.
 func (l *loader) decodeObject(js []byte, tree *posTree, d rawDoc, prefix string) {
@@ -335,7 +327,7 @@ func (l *loader) decodeObject(js []byte, tree *posTree, d rawDoc, prefix string)
 				}
 				p := prefix + m[2]
 				ln, col := tree.pos(p)
-				l.fail(d.index, ln, col, p, "%s field %q", m[1], lastKey(m[2]))
+				l.fail(d.index, ln, col, p, "%s field %q", m[1], tree.keyName(p))
 			}
 			return
 		}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	yaml "sigs.k8s.io/yaml/goyaml.v3"
 )
 
 const podHead = `apiVersion: v1
@@ -404,5 +405,48 @@ func TestIsInvalid(t *testing.T) {
 	wrapped := errors.Join(errors.New("context"), ErrorList{&LoadError{File: "f", Msg: "m"}})
 	if !IsInvalid(wrapped) {
 		t.Error("IsInvalid(wrapped ErrorList) = false")
+	}
+}
+
+func TestLoadErrorPositions(t *testing.T) {
+	tests := []struct{ name, src, want string }{
+		{"unknown key with dots", "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  foo.bar: x\nspec:\n  containers: [{name: c, image: busybox}]\n",
+			`pod.yaml:5: metadata.foo.bar: unknown field "foo.bar"`},
+		{"label value of the wrong type", "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  labels:\n    app.kubernetes.io/version: 1.0\nspec:\n  containers: [{name: c, image: busybox}]\n",
+			`pod.yaml:6: metadata.labels[app.kubernetes.io/version]: cannot unmarshal number into a field of type string (quote the value)`},
+		{"object where a list is wanted", "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers: {name: c}\n",
+			`pod.yaml:5: spec.containers: cannot unmarshal object into a field of type array`},
+		{"anchors and aliases", "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - &c {name: c, image: busybox, port: 1}\n",
+			`pod.yaml:6: spec.containers[0].port: unknown field "port"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := loadErrLines(t, tt.src)
+			if len(got) != 1 || got[0] != tt.want {
+				t.Errorf("errors = %q, want [%s]", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestScalarKindIsYAML11(t *testing.T) {
+	tests := map[string]string{
+		"yes": "bool", "Off": "bool", "y": "bool", "TRUE": "bool", "~": "null", "null": "null", "": "null",
+		"12": "number", "-1_000": "number", "0x1F": "number", "0o17": "number", "017": "number", "1.5e3": "number",
+		".5": "number", ".inf": "number", "-.INF": "number", ".NaN": "number", "0b101": "number", "+12": "number",
+		"1.2.3": "string", "1e": "string", "0xZZ": "string", "abc": "string", "2024-01-01": "string", "-x": "string",
+		`"12"`: "string", "'yes'": "string", "!!str 12": "string", "!!int '12'": "number", "|\n  12": "string",
+	}
+	for src, want := range tests {
+		n, err := parseV3([]byte(src))
+		if err != nil {
+			t.Fatalf("parsing %q: %v", src, err)
+		}
+		if n == nil {
+			n = &yaml.Node{Kind: yaml.ScalarNode}
+		}
+		if got := scalarKind(n); got != want {
+			t.Errorf("scalarKind(%q) = %s, want %s", src, got, want)
+		}
 	}
 }

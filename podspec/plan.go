@@ -200,7 +200,8 @@ func podWarnings(pod *corev1.Pod, rebase func(string) string) []warning {
 // container (CreateContainerConfigError) or mount the volume.
 func (p *Plan) missingReferences() []warning {
 	var ws []warning
-	cmKey := func(name, key string) string {
+	// Environment variables read only data; volumes read binaryData too.
+	cmKey := func(name, key string, volume bool) string {
 		cm, ok := p.ConfigMaps[name]
 		if !ok {
 			return fmt.Sprintf("configmap %q not found in namespace %s", name, p.Pod.Namespace)
@@ -211,7 +212,7 @@ func (p *Plan) missingReferences() []warning {
 		if _, ok := cm.Data[key]; ok {
 			return ""
 		}
-		if _, ok := cm.BinaryData[key]; ok {
+		if _, ok := cm.BinaryData[key]; ok && volume {
 			return ""
 		}
 		return fmt.Sprintf("couldn't find key %s in ConfigMap %s/%s", key, p.Pod.Namespace, name)
@@ -235,7 +236,7 @@ func (p *Plan) missingReferences() []warning {
 		for i, from := range c.EnvFrom {
 			fp := cp.Child("envFrom").Index(i)
 			if r := from.ConfigMapRef; r != nil {
-				check(fp.Child("configMapRef").String(), r.Optional, cmKey(r.Name, ""))
+				check(fp.Child("configMapRef").String(), r.Optional, cmKey(r.Name, "", false))
 			}
 			if r := from.SecretRef; r != nil {
 				check(fp.Child("secretRef").String(), r.Optional, secretKey(r.Name, ""))
@@ -247,7 +248,7 @@ func (p *Plan) missingReferences() []warning {
 			}
 			vp := cp.Child("env").Index(i).Child("valueFrom")
 			if r := ev.ValueFrom.ConfigMapKeyRef; r != nil {
-				check(vp.Child("configMapKeyRef").String(), r.Optional, cmKey(r.Name, r.Key))
+				check(vp.Child("configMapKeyRef").String(), r.Optional, cmKey(r.Name, r.Key, false))
 			}
 			if r := ev.ValueFrom.SecretKeyRef; r != nil {
 				check(vp.Child("secretKeyRef").String(), r.Optional, secretKey(r.Name, r.Key))
@@ -257,12 +258,12 @@ func (p *Plan) missingReferences() []warning {
 	for i, v := range p.Pod.Spec.Volumes {
 		vp := field.NewPath("spec", "volumes").Index(i)
 		if s := v.ConfigMap; s != nil {
-			check(vp.Child("configMap").String(), s.Optional, cmKey(s.Name, ""))
+			check(vp.Child("configMap").String(), s.Optional, cmKey(s.Name, "", true))
 			if _, ok := p.ConfigMaps[s.Name]; !ok {
 				continue
 			}
 			for j, it := range s.Items {
-				check(vp.Child("configMap", "items").Index(j).String(), s.Optional, cmKey(s.Name, it.Key))
+				check(vp.Child("configMap", "items").Index(j).String(), s.Optional, cmKey(s.Name, it.Key, true))
 			}
 		}
 		if s := v.Secret; s != nil {
@@ -280,7 +281,7 @@ func (p *Plan) missingReferences() []warning {
 		for j, src := range v.Projected.Sources {
 			sp := vp.Child("projected", "sources").Index(j)
 			if s := src.ConfigMap; s != nil {
-				check(sp.Child("configMap").String(), s.Optional, cmKey(s.Name, ""))
+				check(sp.Child("configMap").String(), s.Optional, cmKey(s.Name, "", true))
 			}
 			if s := src.Secret; s != nil {
 				check(sp.Child("secret").String(), s.Optional, secretKey(s.Name, ""))

@@ -13,7 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
-var update = flag.Bool("update", false, "rewrite the Unsupported table in README.md")
+var update = flag.Bool("update", false, "rewrite the Unsupported table in the project README.md")
 
 // expandPattern turns a pattern into its concrete paths, with index 0 for [*].
 func expandPattern(pattern string) []string {
@@ -159,7 +159,7 @@ func TestUnsupportedIgnoresEmptyLists(t *testing.T) {
 
 func TestReadmeUnsupportedTable(t *testing.T) {
 	const begin, end = "<!-- BEGIN UNSUPPORTED (generated from podspec.Unsupported; go test ./podspec -run TestReadme -update) -->\n", "<!-- END UNSUPPORTED -->"
-	b, err := os.ReadFile("README.md")
+	b, err := os.ReadFile("../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +176,7 @@ func TestReadmeUnsupportedTable(t *testing.T) {
 		t.Fatal("README.md's table differs from Unsupported; run go test ./podspec -run TestReadme -update")
 	}
 	readme = readme[:i+len(begin)] + table + readme[j:]
-	if err := os.WriteFile("README.md", []byte(readme), 0o644); err != nil {
+	if err := os.WriteFile("../README.md", []byte(readme), 0o644); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -37,8 +37,10 @@ const (
 	initForbiddenMsg      = "may not be set for init containers without restartPolicy=Always"
 )
 
-// Validate returns every error the API server reports when creating the
-// (defaulted) pod, followed by the fields podrun cannot honour (Unsupported).
+// Validate returns every error the API server reports when creating the pod,
+// followed by the fields podrun cannot honour (Unsupported). Like the API
+// server it expects a defaulted pod (SetDefaults; Load does it): fields the
+// defaults fill in are otherwise reported as required.
 func Validate(pod *corev1.Pod) field.ErrorList {
 	errs := validatePodCreate(pod)
 	return append(errs, CheckUnsupported(pod)...)

@@ -92,11 +92,54 @@ func mappingValue(m *yaml.Node, key string) (*yaml.Node, *yaml.Node) {
 	return nil, nil
 }
 
+// keyName returns the name of the last key on path as written in the
+// document (a key may contain dots), or the path's last step.
+func (t *posTree) keyName(path string) string {
+	segs := parseFieldPath(path)
+	if len(segs) == 0 {
+		return path
+	}
+	last := segs[len(segs)-1].key
+	if t == nil || t.root == nil {
+		return last
+	}
+	// Try the longest dotted tail whose parent exists and holds that key.
+	for i := 0; i < len(segs)-1; i++ {
+		tail, ok := joinKeys(segs[i:])
+		if !ok {
+			continue
+		}
+		parent := t.node(pathString(segs[:i]))
+		if k, _ := mappingValue(parent, tail); k != nil {
+			return tail
+		}
+	}
+	return last
+}
+
+func pathString(segs []pathSeg) string {
+	var b strings.Builder
+	for _, s := range segs {
+		if s.isIndex {
+			fmt.Fprintf(&b, "[%d]", s.index)
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte('.')
+		}
+		b.WriteString(s.key)
+	}
+	return b.String()
+}
+
 // pos returns the file position of the deepest node on path that exists
 // (the key for mapping entries), so that an unknown field points at its key.
 func (t *posTree) pos(path string) (line, col int) {
-	if t == nil || t.root == nil {
+	if t == nil {
 		return 0, 0
+	}
+	if t.root == nil {
+		return t.lineDelta + 1, 0 // the document's first line
 	}
 	n := t.root
 	line, col = n.Line, n.Column

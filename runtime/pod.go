@@ -180,11 +180,17 @@ func (r *podRunner) StopSignal(c *corev1.Container) syscall.Signal {
 // containerConfig merges the pod spec with the image the way the kubelet and
 // containerd do: command/args with ENTRYPOINT/CMD, env with the image's ENV.
 func (r *podRunner) containerConfig(c *corev1.Container, img *image.Image, id, rootfs, cdir string) (*containerConfig, error) {
-	env, err := r.plan.ContainerEnv(c, img.Config.Env, r.sb.runtimeInfo())
+	rt := r.sb.runtimeInfo()
+	env, err := r.plan.ContainerEnv(c, img.Config.Env, rt)
 	if err != nil {
 		return nil, err
 	}
-	args, err := podspec.CommandLine(c, img.Config.Entrypoint, img.Config.Cmd, env)
+	// $(VAR) in command and args sees only the variables the pod defines, not the image's ENV.
+	podEnv, err := r.plan.PodEnv(c, rt)
+	if err != nil {
+		return nil, err
+	}
+	args, err := podspec.CommandLine(c, img.Config.Entrypoint, img.Config.Cmd, podEnv)
 	if err != nil {
 		return nil, err
 	}
