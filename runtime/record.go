@@ -172,7 +172,7 @@ func SupervisorPid(paths PodPaths) int {
 
 // Event is one entry of the pod's event list (kubectl describe's Events).
 type Event struct {
-	Time    metav1.Time `json:"time"`
+	Time    metav1.MicroTime `json:"time"`
 	Type    string      `json:"type"` // Normal | Warning
 	Reason  string      `json:"reason"`
 	Object  string      `json:"object,omitempty"` // e.g. spec.initContainers{init-mydb}
@@ -208,7 +208,7 @@ type eventLog struct {
 }
 
 func (e *eventLog) add(typ, reason, object, format string, args ...any) {
-	ev := Event{Time: metav1.NewTime(e.now()), Type: typ, Reason: reason, Object: object, Message: fmt.Sprintf(format, args...)}
+	ev := Event{Time: metav1.NewMicroTime(e.now()), Type: typ, Reason: reason, Object: object, Message: fmt.Sprintf(format, args...)}
 	data, _ := json.Marshal(ev)
 	f, err := os.OpenFile(e.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
