@@ -59,3 +59,14 @@ func (b *backoff) next(key string, finished time.Time) {
 	}
 	e.lastUpdate = b.clock.Now()
 }
+
+// untilUpdate is the kubelet image manager's IsInBackOffSinceUpdate: key
+// waits until its last failure plus its current delay.
+func (b *backoff) untilUpdate(key string) (time.Time, bool) {
+	e, ok := b.entries[key]
+	if !ok || b.expired(b.clock.Now(), e) {
+		return time.Time{}, false
+	}
+	at := e.lastUpdate.Add(e.delay)
+	return at, b.clock.Now().Before(at)
+}

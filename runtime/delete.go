@@ -78,3 +78,19 @@ func removePod(l Layout, rec *Record) error {
 	}
 	return nil
 }
+
+// Restart asks a pod's supervisor to restart the pod: its containers stop
+// gracefully, then every init container runs again from the first.
+func Restart(rec *Record) error {
+	if isTerminal(rec.Pod) {
+		return &InputError{fmt.Errorf("pod %q has %s and cannot run again: delete it and apply it again", rec.Pod.Name, strings.ToLower(string(rec.Pod.Status.Phase)))}
+	}
+	pid := SupervisorPid(rec.Paths)
+	if pid == 0 {
+		return fmt.Errorf("pod %q has no running supervisor", rec.Pod.Name)
+	}
+	if err := syscall.Kill(pid, syscall.SIGUSR1); err != nil {
+		return fmt.Errorf("restarting pod %q: %w", rec.Pod.Name, err)
+	}
+	return nil
+}

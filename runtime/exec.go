@@ -6,6 +6,7 @@ import (
 
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/opencontainers/runc/libcontainer"
 )
@@ -48,6 +49,16 @@ func Exec(l Layout, rec *Record, container string, args []string, opts ExecOptio
 	if err := readJSON(rec.Paths.processFile(container), &ps); err != nil {
 		return 0, fmt.Errorf("container %s of pod %s: %w", container, rec.Pod.Name, err)
 	}
+	proc, err := execProcess(lc, ps, args, opts)
+	if err != nil {
+		return 0, fmt.Errorf("exec in container %s of pod %s: %w", container, rec.Pod.Name, err)
+	}
+	return waitExit(proc)
+}
+
+// execProcess starts a process in a running container with the container's
+// own environment, working directory and user.
+func execProcess(lc *libcontainer.Container, ps processSpec, args []string, opts ExecOptions) (*libcontainer.Process, error) {
 	proc := &libcontainer.Process{
 		Args:             args,
 		Env:              ps.Env,
@@ -60,11 +71,18 @@ func Exec(l Layout, rec *Record, container string, args []string, opts ExecOptio
 		Stderr:           opts.Stderr,
 	}
 	if err := lc.Run(proc); err != nil {
-		return 0, fmt.Errorf("exec in container %s of pod %s: %w", container, rec.Pod.Name, err)
+		return nil, err
 	}
+	return proc, nil
+}
+
+func waitExit(proc *libcontainer.Process) (int, error) {
 	state, err := proc.Wait()
 	if state == nil {
 		return 0, err
+	}
+	if ws, ok := state.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal()), nil
 	}
 	return state.ExitCode(), nil
 }

@@ -455,6 +455,55 @@ func (p *podContainer) Wait() exitResult {
 	return res
 }
 
+// maxExecOutput bounds what a probe or hook keeps of a command's output (the kubelet's 10 KiB).
+const maxExecOutput = 10 * 1024
+
+// Exec runs a command in the container, as the kubelet's exec probes and hooks
+// do, and returns its exit code and (bounded) combined output. The command is
+// killed when ctx ends.
+func (p *podContainer) Exec(ctx context.Context, cmd []string) (int, []byte, error) {
+	out := &limitedBuffer{max: maxExecOutput}
+	ps := processSpec{Env: p.cfg.Env, Cwd: p.cfg.Cwd, UID: p.cfg.User.Uid, GID: p.cfg.User.Gid, Sgids: p.cfg.User.Sgids}
+	proc, err := execProcess(p.rc.lc, ps, cmd, ExecOptions{Stdout: out, Stderr: out})
+	if err != nil {
+		return 0, nil, err
+	}
+	done := make(chan struct{})
+	var code int
+	var werr error
+	go func() { code, werr = waitExit(proc); close(done) }()
+	select {
+	case <-done:
+		return code, out.Bytes(), werr
+	case <-ctx.Done():
+		_ = proc.Signal(syscall.SIGKILL)
+		<-done
+		return code, out.Bytes(), ctx.Err()
+	}
+}
+
+// limitedBuffer keeps the first max bytes written to it.
+type limitedBuffer struct {
+	mu  sync.Mutex
+	buf []byte
+	max int
+}
+
+func (b *limitedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if room := b.max - len(b.buf); room > 0 {
+		b.buf = append(b.buf, p[:min(room, len(p))]...)
+	}
+	return len(p), nil
+}
+
+func (b *limitedBuffer) Bytes() []byte {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]byte(nil), b.buf...)
+}
+
 // The kubelet's limits for termination messages (kuberuntime_container.go).
 const (
 	maxTerminationMessageBytes = 4096

@@ -173,10 +173,10 @@ func SupervisorPid(paths PodPaths) int {
 // Event is one entry of the pod's event list (kubectl describe's Events).
 type Event struct {
 	Time    metav1.MicroTime `json:"time"`
-	Type    string      `json:"type"` // Normal | Warning
-	Reason  string      `json:"reason"`
-	Object  string      `json:"object,omitempty"` // e.g. spec.initContainers{init-mydb}
-	Message string      `json:"message"`
+	Type    string           `json:"type"` // Normal | Warning
+	Reason  string           `json:"reason"`
+	Object  string           `json:"object,omitempty"` // e.g. spec.initContainers{init-mydb}
+	Message string           `json:"message"`
 }
 
 // ReadEvents returns the pod's events in order.

@@ -71,7 +71,7 @@ func Supervise(l Layout, rec *Record, opts SuperviseOptions) error {
 		return fmt.Errorf("becoming a child subreaper: %w", err)
 	}
 	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGUSR1)
 	if opts.Ready != nil {
 		_, _ = opts.Ready.Write([]byte("ok\n"))
 		_ = opts.Ready.Close()
@@ -100,8 +100,13 @@ func Supervise(l Layout, rec *Record, opts SuperviseOptions) error {
 	bo := newBackoff(clk, opts.BackoffInitial, opts.BackoffMax)
 	m := newMachine(ctx, rec.Pod, nil, clk, events, bo)
 	deletes := make(chan time.Duration, 4)
+	restarts := make(chan struct{}, 4)
 	go func() {
-		for range sigs {
+		for sig := range sigs {
+			if sig == syscall.SIGUSR1 { // podrun restart
+				restarts <- struct{}{}
+				continue
+			}
 			deletes <- deleteGrace(paths, rec.Pod)
 			cancel()
 		}
@@ -140,7 +145,7 @@ func Supervise(l Layout, rec *Record, opts SuperviseOptions) error {
 	}
 	m.status.QOSClass = plan.QOS
 
-	m.run(pub.publish, deletes)
+	m.run(pub.publish, deletes, restarts)
 
 	if err := teardownSandbox(l, paths, string(rec.Pod.UID)); err != nil {
 		log.Error("tearing down the pod sandbox", "err", err)

@@ -69,8 +69,14 @@ type ctr struct {
 	starting bool
 	stopping bool
 	ran      bool // a run has ended or failed to start
+	// completed: a plain init container succeeded in this incarnation of the pod.
+	completed bool
 	// retryAt holds a waiting container (config error) until then.
 	retryAt time.Time
+	// pullFailedAt is when pulling the container's image last failed.
+	pullFailedAt time.Time
+	// wakeAt asks for a sync then (a backoff that ends, a state to show).
+	wakeAt time.Time
 	// killAt is when a stopping container gets SIGKILL.
 	killAt time.Time
 }
@@ -110,7 +116,9 @@ type machine struct {
 	runner  containerRunner
 	events  *eventLog
 	backoff *backoff
-	msgs    chan message
+	// imageBackoff spaces out pulls of an image that failed (the kubelet's image manager).
+	imageBackoff *backoff
+	msgs         chan message
 
 	inits, apps []*ctr
 	byName      map[string]*ctr
@@ -120,6 +128,7 @@ type machine struct {
 	// terminal is set when the pod's phase may no longer change (Succeeded or Failed).
 	terminal     bool
 	deleting     bool
+	restarting   bool // stopping everything to run the pod again from its first init container
 	gracePeriod  time.Duration
 	graceEnd     time.Time
 	status       corev1.PodStatus
@@ -131,6 +140,9 @@ func newMachine(ctx context.Context, pod *corev1.Pod, runner containerRunner, cl
 	m := &machine{
 		ctx: ctx, pod: pod, clock: clk, runner: runner, events: events, backoff: bo,
 		msgs: make(chan message, 64), byName: map[string]*ctr{},
+	}
+	if bo != nil {
+		m.imageBackoff = newBackoff(clk, bo.initial, bo.max)
 	}
 	defaultWaiting := ReasonContainerCreating
 	if len(pod.Spec.InitContainers) > 0 {
@@ -226,7 +238,7 @@ func (m *machine) syncInit() {
 		if c.handle != nil {
 			return
 		}
-		if t := c.status.State.Terminated; t != nil && t.ExitCode == 0 {
+		if c.completed {
 			continue
 		}
 		if c.ran && m.pod.Spec.RestartPolicy == corev1.RestartPolicyNever {
@@ -360,7 +372,35 @@ func (m *machine) syncTermination() {
 			return
 		}
 	}
+	if m.restarting && !m.deleting && !m.terminal {
+		m.rerun()
+		return
+	}
 	m.state = stateDone
+}
+
+// requestRestart restarts the pod: every container stops, then the pod runs
+// again from its first init container, as after the kubelet recreates a sandbox.
+func (m *machine) requestRestart() {
+	if m.terminal || m.deleting || m.state != stateRunning {
+		return
+	}
+	m.restarting = true
+	m.events.add("Normal", "Restarting", "", "Restarting the pod: stopping its containers, then running it again from the first init container")
+	m.beginTermination(m.gracePeriod)
+}
+
+// rerun starts the pod's next incarnation once everything has stopped.
+func (m *machine) rerun() {
+	m.restarting = false
+	m.state = stateRunning
+	m.graceEnd = time.Time{}
+	m.initialized = len(m.inits) == 0
+	for _, c := range append(append([]*ctr{}, m.inits...), m.apps...) {
+		c.completed = false
+		c.status.Ready = false
+	}
+	m.sync()
 }
 
 // stop asks a container to stop and reports whether it is still active.
@@ -384,11 +424,33 @@ func (m *machine) stop(c *ctr) bool {
 	return true
 }
 
-// startWithBackoff starts c unless its crash-loop backoff still holds it.
+// imageKey identifies an image pull of this pod (the kubelet keys by pod and image).
+func (m *machine) imageKey(c *ctr) string { return string(m.pod.UID) + "_" + c.spec.Image }
+
+// startWithBackoff starts c unless an image-pull or crash-loop backoff still holds it.
 func (m *machine) startWithBackoff(c *ctr) {
 	now := m.clock.Now()
 	if now.Before(c.retryAt) {
 		return
+	}
+	if !c.pullFailedAt.IsZero() {
+		if until, wait := m.imageBackoff.untilUpdate(m.imageKey(c)); wait {
+			// ErrImagePull shows until the next sync (about a second on the
+			// kubelet), then ImagePullBackOff until the backoff ends.
+			showAt := c.pullFailedAt.Add(time.Second)
+			if now.Before(showAt) {
+				c.wakeAt = showAt
+				return
+			}
+			if w := c.status.State.Waiting; w == nil || w.Reason != ReasonImagePullBackOff {
+				c.status.State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{
+					Reason: ReasonImagePullBackOff, Message: fmt.Sprintf("Back-off pulling image %q", c.spec.Image),
+				}}
+				m.events.add("Normal", "BackOff", m.object(c), "Back-off pulling image %q", c.spec.Image)
+			}
+			c.wakeAt = until
+			return
+		}
 	}
 	if t := c.lastTerminated(); c.ran && t != nil {
 		key := m.backoffKey(c)
@@ -447,7 +509,8 @@ func (m *machine) handle(msg message) {
 			ContainerID: c.status.ContainerID,
 		}
 		c.status.State = corev1.ContainerState{Terminated: t}
-		c.status.Ready = c.init && !c.sidecar && t.ExitCode == 0
+		c.completed = c.init && !c.sidecar && t.ExitCode == 0 && !m.restarting
+		c.status.Ready = c.completed
 		f := false
 		c.status.Started = &f
 	case msg.err != nil:
@@ -458,12 +521,19 @@ func (m *machine) handle(msg message) {
 		} else {
 			se = &startError{Reason: ReasonStartError, Message: msg.err.Error()}
 		}
-		m.events.add("Warning", "Failed", m.object(c), "Error: %s", se.Message)
 		if se.Waiting {
 			c.status.State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: se.Reason, Message: se.Message}}
+			if se.Reason == ReasonErrImagePull {
+				m.events.add("Warning", "Failed", m.object(c), "Error: %s", se.Reason)
+				m.imageBackoff.next(m.imageKey(c), now)
+				c.pullFailedAt = now
+				return
+			}
+			m.events.add("Warning", "Failed", m.object(c), "Error: %s", se.Message)
 			c.retryAt = now.Add(m.backoff.initial)
 			return
 		}
+		m.events.add("Warning", "Failed", m.object(c), "Error: %s", se.Message)
 		// The run counts: it was created and could not start (StartError, exit 128).
 		if c.ran {
 			c.status.RestartCount++
@@ -478,6 +548,7 @@ func (m *machine) handle(msg message) {
 		}}
 	default:
 		c.starting = false
+		c.pullFailedAt = time.Time{}
 		c.handle = msg.handle
 		if c.ran {
 			c.status.RestartCount++
@@ -503,8 +574,10 @@ func (m *machine) handle(msg message) {
 // nextWakeup is the earliest time the machine has something to do without a message.
 func (m *machine) nextWakeup() time.Time {
 	var at time.Time
+	now := m.clock.Now()
 	consider := func(t time.Time) {
-		if !t.IsZero() && (at.IsZero() || t.Before(at)) {
+		// Only what lies ahead: a past time would make the loop spin.
+		if !t.IsZero() && !t.Before(now) && (at.IsZero() || t.Before(at)) {
 			at = t
 		}
 	}
@@ -516,6 +589,7 @@ func (m *machine) nextWakeup() time.Time {
 			consider(c.killAt)
 		}
 		consider(c.retryAt)
+		consider(c.wakeAt)
 		if w := c.status.State.Waiting; w != nil && w.Reason == ReasonCrashLoopBackOff {
 			if t := c.lastTerminated(); t != nil {
 				if until, wait := m.backoff.until(m.backoffKey(c), t.FinishedAt.Time); wait {
@@ -550,7 +624,7 @@ func (m *machine) podStatus() corev1.PodStatus {
 
 // run drives the machine until the pod is done. publish is called whenever
 // the status may have changed; deletes delivers deletion requests.
-func (m *machine) run(publish func(corev1.PodStatus), deletes <-chan time.Duration) {
+func (m *machine) run(publish func(corev1.PodStatus), deletes <-chan time.Duration, restarts <-chan struct{}) {
 	timer := m.clock.NewTimer(time.Hour)
 	defer timer.Stop()
 	for {
@@ -585,6 +659,8 @@ func (m *machine) run(publish func(corev1.PodStatus), deletes <-chan time.Durati
 			}
 		case grace := <-deletes:
 			m.requestDelete(grace)
+		case <-restarts:
+			m.requestRestart()
 		case <-timer.C():
 		}
 	}

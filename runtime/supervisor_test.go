@@ -430,3 +430,71 @@ func TestStartErrorCountsAsARun(t *testing.T) {
 		t.Fatalf("phase %s, want Failed", h.status.Phase)
 	}
 }
+
+func TestImagePullFailureBacksOff(t *testing.T) {
+	h := newHarnessWith(t, testPod(corev1.RestartPolicyNever, nil, []string{"app"}), func(r *fakeRunner) {
+		r.failing["app"] = &startError{Reason: ReasonErrImagePull, Waiting: true, Message: "manifest unknown"}
+	})
+	st := h.state("app")
+	if w := st.State.Waiting; w == nil || w.Reason != ReasonErrImagePull || w.Message != "manifest unknown" {
+		t.Fatalf("state %+v, want waiting ErrImagePull", st.State)
+	}
+	h.step(time.Second)
+	if w := h.state("app").State.Waiting; w == nil || w.Reason != ReasonImagePullBackOff || w.Message != `Back-off pulling image "busybox"` {
+		t.Fatalf("state %+v, want waiting ImagePullBackOff", h.state("app").State)
+	}
+	if h.status.Phase != corev1.PodPending {
+		t.Fatalf("phase %s, want Pending while the image cannot be pulled", h.status.Phase)
+	}
+	// Pulls are retried after 10s, then 20s.
+	h.step(8 * time.Second)
+	if n := len(h.r.startOrder()); n != 1 {
+		t.Fatalf("%d attempts before the 10s backoff ended", n)
+	}
+	h.step(time.Second)
+	if n := len(h.r.startOrder()); n != 2 {
+		t.Fatalf("%d attempts after the 10s backoff, want 2", n)
+	}
+	h.step(19 * time.Second)
+	if n := len(h.r.startOrder()); n != 2 {
+		t.Fatalf("%d attempts before the 20s backoff ended", n)
+	}
+	// Once the image is there, the container starts.
+	h.r.mu.Lock()
+	delete(h.r.failing, "app")
+	h.r.mu.Unlock()
+	h.step(time.Second)
+	if st := h.state("app"); st.State.Running == nil || st.RestartCount != 0 {
+		t.Fatalf("state %+v restarts %d, want running for the first time", st.State, st.RestartCount)
+	}
+}
+
+func TestPodRestartRerunsInitContainers(t *testing.T) {
+	h := newHarness(t, testPod(corev1.RestartPolicyAlways, []string{"init-a", "init-b"}, []string{"app"}))
+	h.exit("init-a", 0)
+	h.exit("init-b", 0)
+	h.m.requestRestart()
+	h.settle()
+	want := []string{"init-a", "init-b", "app", "init-a"}
+	if got := h.r.startOrder(); !slices.Equal(got, want) {
+		t.Fatalf("started %v, want %v", got, want)
+	}
+	if st := h.state("app"); st.State.Terminated == nil {
+		t.Fatalf("app %+v, want stopped while the init containers run again", st.State)
+	}
+	if got := h.cond(corev1.PodInitialized); got.Status != corev1.ConditionTrue {
+		// The app has run before: the kubelet keeps the pod Initialized.
+		t.Fatalf("Initialized %+v", got)
+	}
+	h.exit("init-a", 0)
+	h.exit("init-b", 0)
+	want = append(want, "init-b", "app")
+	if got := h.r.startOrder(); !slices.Equal(got, want) {
+		t.Fatalf("started %v, want %v", got, want)
+	}
+	for name, rc := range map[string]int32{"init-a": 1, "init-b": 1, "app": 1} {
+		if got := h.state(name).RestartCount; got != rc {
+			t.Errorf("%s restartCount %d, want %d", name, got, rc)
+		}
+	}
+}

@@ -67,6 +67,7 @@ func newApp() *cli.App {
 			logsCommand(),
 			execCommand(),
 			deleteCommand(),
+			restartCommand(),
 			pullCommand(),
 			loadCommand(),
 			imagesCommand(),

@@ -1,0 +1,38 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/podrun/podrun/runtime"
+)
+
+func restartCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "restart",
+		Usage:     "restart pods: stop their containers, then run them again from the first init container",
+		ArgsUsage: "NAME...",
+		Action: func(c *cli.Context) error {
+			names := podArgs(c.Args().Slice())
+			if len(names) == 0 {
+				return usageError("restart needs a pod name")
+			}
+			l := layout(c)
+			for _, n := range names {
+				rec, err := runtime.FindPod(l, namespace(c), n)
+				if err != nil {
+					return failed("%v", err)
+				}
+				if err := runtime.Restart(rec); err != nil {
+					if runtime.IsInputError(err) {
+						return usageError("%v", err)
+					}
+					return failed("%v", err)
+				}
+				fmt.Printf("pod/%s restarting\n", n)
+			}
+			return nil
+		},
+	}
+}
