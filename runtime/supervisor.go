@@ -16,7 +16,12 @@ const (
 	DefaultBackoffInitial = 10 * time.Second
 	DefaultBackoffMax     = 300 * time.Second
 	minimumGracePeriod    = 2 * time.Second
-	deadlineMessage       = "Pod was active on the node longer than the specified deadline"
+	// statusSyncPeriod is how long an exited container shows as terminated
+	// before it is restarted or backs off: the kubelet notices exits through
+	// its PLEG relist, once a second, and its status shows the exit meanwhile
+	// (kubectl's Error and Init:Error).
+	statusSyncPeriod = time.Second
+	deadlineMessage  = "Pod was active on the node longer than the specified deadline"
 )
 
 // exitResult is how one container run ended.
@@ -125,8 +130,12 @@ type machine struct {
 
 	state       podState
 	initialized bool
-	// terminal is set when the pod's phase may no longer change (Succeeded or Failed).
+	// terminal is set when nothing will restart any more; finalPhase is the
+	// phase the pod ends in, shown once every container has stopped (or at
+	// once, when shownNow: a deadline fails the pod immediately).
 	terminal     bool
+	finalPhase   corev1.PodPhase
+	shownNow     bool
 	deleting     bool
 	restarting   bool // stopping everything to run the pod again from its first init container
 	gracePeriod  time.Duration
@@ -202,6 +211,7 @@ func (m *machine) sync() {
 				m.status.Reason = ReasonDeadlineExceeded
 				m.status.Message = deadlineMessage
 				m.events.add("Normal", ReasonDeadlineExceeded, "", "%s", deadlineMessage)
+				m.shownNow = true
 				m.finish(corev1.PodFailed)
 			}
 		}
@@ -243,6 +253,7 @@ func (m *machine) syncInit() {
 		}
 		if c.ran && m.pod.Spec.RestartPolicy == corev1.RestartPolicyNever {
 			// A failed init container fails a Never pod; nothing else starts.
+			m.shownNow = true
 			m.finish(corev1.PodFailed)
 			return
 		}
@@ -308,7 +319,7 @@ func (m *machine) syncApps() {
 // finish makes the pod's phase final and stops what still runs.
 func (m *machine) finish(phase corev1.PodPhase) {
 	m.terminal = true
-	m.status.Phase = phase
+	m.finalPhase = phase
 	m.beginTermination(m.gracePeriod)
 }
 
@@ -453,6 +464,10 @@ func (m *machine) startWithBackoff(c *ctr) {
 		}
 	}
 	if t := c.lastTerminated(); c.ran && t != nil {
+		if shown := t.FinishedAt.Add(statusSyncPeriod); now.Before(shown) {
+			c.wakeAt = shown
+			return
+		}
 		key := m.backoffKey(c)
 		if _, wait := m.backoff.until(key, t.FinishedAt.Time); wait {
 			if c.status.State.Waiting == nil || c.status.State.Waiting.Reason != ReasonCrashLoopBackOff {
@@ -613,8 +628,25 @@ func (m *machine) podStatus() corev1.PodStatus {
 		s.ContainerStatuses = append(s.ContainerStatuses, *c.status.DeepCopy())
 	}
 	all := append(append([]corev1.ContainerStatus{}, s.InitContainerStatuses...), s.ContainerStatuses...)
-	if !m.terminal {
+	switch {
+	case m.terminal && (m.shownNow || m.state == stateDone):
+		s.Phase = m.finalPhase
+		if m.state == stateDone {
+			// Nothing runs any more: no container is ready.
+			for i := range s.InitContainerStatuses {
+				if isSidecar(m.inits[i].spec) {
+					s.InitContainerStatuses[i].Ready = false
+				}
+			}
+		}
+	default:
 		s.Phase = podPhase(m.pod, all, false, m.initialized && hasAnyRegularContainerStarted(m.pod, all))
+	}
+	if m.terminal && m.shownNow {
+		// The kubelet marks the containers of a pod it has failed as not ready.
+		for i := range s.ContainerStatuses {
+			s.ContainerStatuses[i].Ready = false
+		}
 	}
 	s.Conditions = podConditions(m.pod, m.status.Conditions, all, s.Phase, m.sandboxReady, metav1.NewTime(m.clock.Now()))
 	m.status.Conditions = s.Conditions

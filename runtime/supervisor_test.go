@@ -257,7 +257,11 @@ func TestInitFailureUnderNeverFailsThePod(t *testing.T) {
 func TestInitFailureRetriesWithKubeletBackoff(t *testing.T) {
 	h := newHarness(t, testPod(corev1.RestartPolicyAlways, []string{"init"}, []string{"app"}))
 	h.exit("init", 1)
-	// The first restart is immediate, as the kubelet's doBackOff has no entry yet.
+	if st := h.state("init").State.Terminated; st == nil || st.Reason != ReasonError {
+		t.Fatalf("state %+v, want terminated Error until the next sync", h.state("init").State)
+	}
+	// The first restart comes with the next sync, as the kubelet's doBackOff has no entry yet.
+	h.step(statusSyncPeriod)
 	if got := h.r.startOrder(); len(got) != 2 {
 		t.Fatalf("started %v, want an immediate restart", got)
 	}
@@ -266,6 +270,7 @@ func TestInitFailureRetriesWithKubeletBackoff(t *testing.T) {
 	}
 	for i, delay := range []time.Duration{10 * time.Second, 20 * time.Second, 40 * time.Second} {
 		h.exit("init", 1)
+		h.step(statusSyncPeriod)
 		st := h.state("init")
 		if w := st.State.Waiting; w == nil || w.Reason != ReasonCrashLoopBackOff {
 			t.Fatalf("after failure %d: state %+v, want CrashLoopBackOff", i+2, st.State)
@@ -277,7 +282,7 @@ func TestInitFailureRetriesWithKubeletBackoff(t *testing.T) {
 			t.Fatalf("lastState %+v", st.LastTerminationState)
 		}
 		n := len(h.r.startOrder())
-		h.step(delay - time.Second)
+		h.step(delay - statusSyncPeriod - time.Second)
 		if len(h.r.startOrder()) != n {
 			t.Fatalf("restarted before the %s backoff", delay)
 		}
@@ -350,6 +355,7 @@ func TestSidecarRestartsWhateverThePodPolicy(t *testing.T) {
 	sidecar(pod, 0)
 	h := newHarness(t, pod)
 	h.exit("side", 1)
+	h.step(statusSyncPeriod)
 	if got := h.r.startOrder(); !slices.Equal(got, []string{"side", "app", "side"}) {
 		t.Fatalf("started %v, want the sidecar restarted", got)
 	}
@@ -375,6 +381,7 @@ func TestRestartPolicies(t *testing.T) {
 		t.Run(fmt.Sprintf("%s-exit%d", tc.policy, tc.code), func(t *testing.T) {
 			h := newHarness(t, testPod(tc.policy, nil, []string{"app"}))
 			h.exit("app", tc.code)
+			h.step(statusSyncPeriod)
 			if restarted := len(h.r.startOrder()) == 2; restarted != tc.restarted {
 				t.Fatalf("restarted=%v, want %v", restarted, tc.restarted)
 			}
@@ -475,6 +482,7 @@ func TestPodRestartRerunsInitContainers(t *testing.T) {
 	h.exit("init-b", 0)
 	h.m.requestRestart()
 	h.settle()
+	h.step(statusSyncPeriod)
 	want := []string{"init-a", "init-b", "app", "init-a"}
 	if got := h.r.startOrder(); !slices.Equal(got, want) {
 		t.Fatalf("started %v, want %v", got, want)

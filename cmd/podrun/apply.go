@@ -56,6 +56,11 @@ func runApply(c *cli.Context) error {
 	if err != nil {
 		return cli.Exit(err.Error(), exitUsage)
 	}
+	for _, p := range plans {
+		for _, w := range append(append([]string(nil), p.Warnings...), runtime.Unhonoured(p.Pod)...) {
+			fmt.Fprintf(os.Stderr, "Warning: %s\n", w)
+		}
+	}
 	l := layout(c)
 	if c.Bool("dry-run") {
 		for i, p := range plans {

@@ -1,0 +1,354 @@
+package integration
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// fastBackoff makes crash-loop backoff waits short (1s, 2s, 4s cap), like the
+// kubelet's configurable backoff, so restarts can be observed quickly.
+var fastBackoff = []string{"--crashloop-backoff-initial", "1s", "--crashloop-backoff-max", "4s"}
+
+func (e *env) fast(args ...string) result {
+	e.t.Helper()
+	return e.must(append(append([]string{}, fastBackoff...), args...)...)
+}
+
+// events reads the pod's event list from its record.
+func (e *env) events(p *corev1.Pod) []map[string]any {
+	data, _ := os.ReadFile(filepath.Join(e.root, "pods", p.Namespace+"_"+p.Name+"_"+string(p.UID), "events.jsonl"))
+	var out []map[string]any
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var ev map[string]any
+		if json.Unmarshal([]byte(line), &ev) == nil {
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
+func TestInitContainerCrashLoopsUnderAlways(t *testing.T) {
+	e := newEnv(t)
+	e.fast("apply", e.manifest(`
+apiVersion: v1
+kind: Pod
+metadata: {name: crashloop}
+spec:
+  initContainers:
+  - {name: init, image: busybox:1.28, command: ['sh', '-c', 'echo attempt; exit 1']}
+  containers:
+  - {name: app, image: busybox:1.28, command: ['sleep', '3600']}
+`))
+	seen := map[string]bool{}
+	p := e.waitFor("crashloop", time.Minute, "restarted three times", func(p *corev1.Pod) bool {
+		seen[e.status("crashloop")] = true
+		return containerState(p, "init").RestartCount >= 3
+	})
+	for _, s := range []string{"Init:Error", "Init:CrashLoopBackOff"} {
+		if !seen[s] {
+			t.Errorf("STATUS never showed %s (saw %v)", s, seen)
+		}
+	}
+	if p.Status.Phase != corev1.PodPending {
+		t.Fatalf("phase %s, want Pending", p.Status.Phase)
+	}
+	app := containerState(p, "app")
+	if app.State.Waiting == nil || app.State.Waiting.Reason != "PodInitializing" || app.ContainerID != "" {
+		t.Fatalf("app container %+v: must never start", app)
+	}
+	init := containerState(p, "init")
+	if last := init.LastTerminationState.Terminated; last == nil || last.ExitCode != 1 || last.Reason != "Error" {
+		t.Fatalf("lastState %+v", init.LastTerminationState)
+	}
+	// Each run has its own log; -p shows the previous one.
+	if out := e.must("logs", "crashloop", "-c", "init", "-p").stdout; out != "attempt\n" {
+		t.Fatalf("logs -p %q", out)
+	}
+	cond := corev1.PodCondition{}
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodInitialized {
+			cond = c
+		}
+	}
+	if cond.Status != corev1.ConditionFalse || cond.Reason != "ContainersNotInitialized" || cond.Message != "containers with incomplete status: [init]" {
+		t.Fatalf("Initialized condition %+v", cond)
+	}
+}
+
+func TestAppContainerRestartsWithGrowingBackoff(t *testing.T) {
+	e := newEnv(t)
+	e.fast("apply", e.manifest(`
+apiVersion: v1
+kind: Pod
+metadata: {name: flaky}
+spec:
+  containers:
+  - {name: app, image: busybox:1.28, command: ['sh', '-c', 'date +%s.%N; exit 2']}
+`))
+	seen := map[string]bool{}
+	p := e.waitFor("flaky", time.Minute, "restarted four times", func(p *corev1.Pod) bool {
+		seen[e.status("flaky")] = true
+		return containerState(p, "app").RestartCount >= 4
+	})
+	if !seen["CrashLoopBackOff"] {
+		t.Errorf("STATUS never showed CrashLoopBackOff (saw %v)", seen)
+	}
+	if p.Status.Phase != corev1.PodRunning {
+		t.Fatalf("phase %s, want Running (restartPolicy Always)", p.Status.Phase)
+	}
+	// The gaps between runs grow: immediate, then 1s, 2s (kubelet: 0, 10s, 20s).
+	var starts []time.Time
+	for _, ev := range e.events(p) {
+		if ev["reason"] == "Started" {
+			ts, _ := time.Parse(time.RFC3339Nano, ev["time"].(string))
+			starts = append(starts, ts)
+		}
+	}
+	if len(starts) < 4 {
+		t.Fatalf("%d Started events", len(starts))
+	}
+	g1, g2, g3 := starts[1].Sub(starts[0]), starts[2].Sub(starts[1]), starts[3].Sub(starts[2])
+	t.Logf("gaps between runs: %s %s %s", g1, g2, g3)
+	if g2 < time.Second || g3 < 2*time.Second {
+		t.Fatalf("restarts did not back off: gaps %s %s %s", g1, g2, g3)
+	}
+	var backoffs int
+	for _, ev := range e.events(p) {
+		if ev["reason"] == "BackOff" {
+			backoffs++
+		}
+	}
+	if backoffs == 0 {
+		t.Fatal("no BackOff event")
+	}
+}
+
+func TestOnFailureRestartsUntilSuccess(t *testing.T) {
+	e := newEnv(t)
+	marker := t.TempDir()
+	e.fast("apply", e.manifest(`
+apiVersion: v1
+kind: Pod
+metadata: {name: onfailure}
+spec:
+  restartPolicy: OnFailure
+  containers:
+  - name: app
+    image: busybox:1.28
+    command: ['sh', '-c', 'echo run >> /m/runs; [ $(wc -l < /m/runs) -ge 3 ]']
+    volumeMounts: [{name: m, mountPath: /m}]
+  volumes: [{name: m, hostPath: {path: `+marker+`}}]
+`))
+	p := e.waitPhase("onfailure", corev1.PodSucceeded, time.Minute)
+	if rc := containerState(p, "app").RestartCount; rc != 2 {
+		t.Fatalf("restartCount %d, want 2", rc)
+	}
+	if s := e.status("onfailure"); s != "Completed" {
+		t.Fatalf("STATUS %s", s)
+	}
+}
+
+func TestPodRestartRerunsInitContainers(t *testing.T) {
+	e := newEnv(t)
+	marker := t.TempDir()
+	e.apply(`
+apiVersion: v1
+kind: Pod
+metadata: {name: again}
+spec:
+  terminationGracePeriodSeconds: 2
+  initContainers:
+  - name: init
+    image: busybox:1.28
+    command: ['sh', '-c', 'echo init >> /m/log']
+    volumeMounts: [{name: m, mountPath: /m}]
+  containers:
+  - name: app
+    image: busybox:1.28
+    command: ['sh', '-c', 'trap "exit 0" TERM; echo app >> /m/log; sleep 3600 & wait']
+    volumeMounts: [{name: m, mountPath: /m}]
+  volumes: [{name: m, hostPath: {path: `+marker+`}}]
+`, "--wait")
+	e.must("restart", "again")
+	p := e.waitFor("again", time.Minute, "running again", func(p *corev1.Pod) bool {
+		return containerState(p, "app").RestartCount == 1 && containerState(p, "app").State.Running != nil
+	})
+	data, _ := os.ReadFile(filepath.Join(marker, "log"))
+	if got := strings.Fields(string(data)); !slices.Equal(got, []string{"init", "app", "init", "app"}) {
+		t.Fatalf("runs %v, want init app init app", got)
+	}
+	if rc := containerState(p, "init").RestartCount; rc != 1 {
+		t.Fatalf("init restartCount %d", rc)
+	}
+}
+
+func TestActiveDeadlineFailsThePod(t *testing.T) {
+	e := newEnv(t)
+	e.apply(`
+apiVersion: v1
+kind: Pod
+metadata: {name: deadline}
+spec:
+  activeDeadlineSeconds: 2
+  terminationGracePeriodSeconds: 3
+  initContainers:
+  - {name: init, image: busybox:1.28, command: ['true']}
+  containers:
+  - {name: app, image: busybox:1.28, command: ['sleep', '3600']}
+`)
+	seen := map[string]bool{}
+	p := e.waitFor("deadline", time.Minute, "failed with DeadlineExceeded and stopped", func(p *corev1.Pod) bool {
+		seen[e.status("deadline")] = true
+		return p.Status.Phase == corev1.PodFailed && containerState(p, "app").State.Terminated != nil
+	})
+	if p.Status.Reason != "DeadlineExceeded" || p.Status.Message != "Pod was active on the node longer than the specified deadline" {
+		t.Fatalf("reason %q message %q", p.Status.Reason, p.Status.Message)
+	}
+	if !seen["DeadlineExceeded"] {
+		t.Errorf("STATUS never showed DeadlineExceeded (saw %v)", seen)
+	}
+	// The deadline counts the init containers too and the pod stops for good.
+	time.Sleep(time.Second)
+	if p2 := e.pod("deadline"); containerState(p2, "app").RestartCount != 0 {
+		t.Fatalf("app restarted after the deadline")
+	}
+}
+
+func TestJobWithSidecarSucceeds(t *testing.T) {
+	e := newEnv(t)
+	e.apply(`
+apiVersion: batch/v1
+kind: Job
+metadata: {name: job}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      terminationGracePeriodSeconds: 5
+      initContainers:
+      - name: logshipper
+        image: busybox:1.28
+        restartPolicy: Always
+        command: ['sh', '-c', 'trap "echo sidecar stopping; exit 0" TERM; echo sidecar up; while true; do sleep 0.1; done']
+      containers:
+      - {name: work, image: busybox:1.28, command: ['sh', '-c', 'echo working; sleep 1']}
+`)
+	p := e.waitFor("job", time.Minute, "finished", func(p *corev1.Pod) bool {
+		return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
+	})
+	if p.Status.Phase != corev1.PodSucceeded {
+		t.Fatalf("phase %s", p.Status.Phase)
+	}
+	side := containerState(p, "logshipper").State.Terminated
+	work := containerState(p, "work").State.Terminated
+	if side == nil || work == nil {
+		t.Fatalf("sidecar %+v work %+v: both must have stopped", side, work)
+	}
+	if side.FinishedAt.Before(&work.FinishedAt) {
+		t.Fatalf("the sidecar stopped (%s) before the app container (%s)", side.FinishedAt, work.FinishedAt)
+	}
+	if out := e.must("logs", "job", "-c", "logshipper").stdout; out != "sidecar up\nsidecar stopping\n" {
+		t.Fatalf("sidecar logs %q: it must be asked to stop with SIGTERM", out)
+	}
+	if s := e.status("job"); s != "Completed" {
+		t.Fatalf("STATUS %s", s)
+	}
+	if p.Labels["job-name"] != "job" {
+		t.Fatalf("labels %v, want job-name=job", p.Labels)
+	}
+}
+
+func TestTerminationMessages(t *testing.T) {
+	e := newEnv(t)
+	e.apply(`
+apiVersion: v1
+kind: Pod
+metadata: {name: messages}
+spec:
+  restartPolicy: Never
+  containers:
+  - name: file
+    image: busybox:1.28
+    command: ['sh', '-c', 'echo -n "written to the file" > /dev/termination-log']
+  - name: custom-path
+    image: busybox:1.28
+    terminationMessagePath: /tmp/my-message
+    command: ['sh', '-c', 'echo -n custom > /tmp/my-message; exit 1']
+  - name: fallback
+    image: busybox:1.28
+    terminationMessagePolicy: FallbackToLogsOnError
+    command: ['sh', '-c', 'echo first; echo last words; exit 3']
+  - name: fallback-success
+    image: busybox:1.28
+    terminationMessagePolicy: FallbackToLogsOnError
+    command: ['sh', '-c', 'echo not a message']
+`)
+	p := e.waitPhase("messages", corev1.PodFailed, time.Minute)
+	for name, want := range map[string]string{
+		"file":             "written to the file",
+		"custom-path":      "custom",
+		"fallback":         "first\nlast words\n",
+		"fallback-success": "",
+	} {
+		term := containerState(p, name).State.Terminated
+		if term == nil || term.Message != want {
+			t.Errorf("%s: message %+v, want %q", name, term, want)
+		}
+	}
+}
+
+func TestEnvFromManifestObjectsAndDownwardAPI(t *testing.T) {
+	e := newEnv(t)
+	e.apply(`
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: settings}
+data: {MODE: fast, GREETING: hello}
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: creds}
+stringData: {password: s3cret}
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: envpod
+  labels: {app: demo}
+spec:
+  restartPolicy: Never
+  containers:
+  - name: app
+    image: busybox:1.28
+    command: ['sh', '-c', 'echo "$GREETING $WHO $MODE $PASSWORD $POD_NAME $POD_NS $POD_IP $MEM" $(ARG)']
+    env:
+    - {name: WHO, value: world}
+    - {name: ARG, value: expanded}
+    - name: PASSWORD
+      valueFrom: {secretKeyRef: {name: creds, key: password}}
+    - name: POD_NAME
+      valueFrom: {fieldRef: {fieldPath: metadata.name}}
+    - name: POD_NS
+      valueFrom: {fieldRef: {fieldPath: metadata.namespace}}
+    - name: POD_IP
+      valueFrom: {fieldRef: {fieldPath: status.podIP}}
+    - name: MEM
+      valueFrom: {resourceFieldRef: {resource: limits.memory, divisor: 1Mi}}
+    envFrom:
+    - configMapRef: {name: settings}
+    resources:
+      limits: {memory: 64Mi}
+`)
+	p := e.waitPhase("envpod", corev1.PodSucceeded, time.Minute)
+	want := "hello world fast s3cret envpod default " + p.Status.PodIP + " 64 expanded\n"
+	if out := e.must("logs", "envpod").stdout; out != want {
+		t.Fatalf("env printed %q, want %q", out, want)
+	}
+}
