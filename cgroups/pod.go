@@ -330,3 +330,18 @@ func subdirs(dir string) ([]string, error) {
 	})
 	return out, err
 }
+
+// AddProcess moves a process into the pod cgroup (every hierarchy): for the
+// pod's own helpers, such as the PID-namespace holder of a pod that shares
+// its process namespace.
+func (p *Pod) AddProcess(pid int) error {
+	for ctl, dir := range p.paths {
+		if _, err := os.Stat(dir); dir == "" || err != nil {
+			continue // a hierarchy the pod cgroup does not use (devices, on v1)
+		}
+		if err := cg.WriteCgroupProc(dir, pid); err != nil {
+			return fmt.Errorf("moving pid %d into the %s cgroup of pod %s: %w", pid, ctl, p.path, err)
+		}
+	}
+	return nil
+}

@@ -352,3 +352,39 @@ spec:
 		t.Fatalf("env printed %q, want %q", out, want)
 	}
 }
+
+func TestShareProcessNamespace(t *testing.T) {
+	e := newEnv(t)
+	e.apply(`
+apiVersion: v1
+kind: Pod
+metadata: {name: shared}
+spec:
+  shareProcessNamespace: true
+  terminationGracePeriodSeconds: 2
+  containers:
+  - {name: first, image: busybox:1.28, command: ['sleep', '3600']}
+  - name: second
+    image: busybox:1.28
+    command: ['sh', '-c', 'trap "exit 0" TERM; while true; do sleep 1; done']
+`, "--wait")
+	// Containers see each other's processes, with the pod's holder as PID 1.
+	out := e.must("exec", "shared", "-c", "second", "--", "ps", "-o", "pid,comm").stdout
+	if !strings.Contains(out, "sleep") || !strings.Contains(out, "\n    1 ") {
+		t.Fatalf("ps in a shared process namespace:\n%s", out)
+	}
+	// Without sharing, a container sees only its own.
+	e.apply(`
+apiVersion: v1
+kind: Pod
+metadata: {name: private}
+spec:
+  containers:
+  - {name: first, image: busybox:1.28, command: ['sleep', '3600']}
+  - {name: second, image: busybox:1.28, command: ['sleep', '3601']}
+`, "--wait")
+	out = e.must("exec", "private", "-c", "second", "--", "ps", "-o", "args").stdout
+	if strings.Contains(out, "3600") {
+		t.Fatalf("a private process namespace shows the other container:\n%s", out)
+	}
+}

@@ -54,7 +54,7 @@ type containerConfig struct {
 	Mounts         []specs.Mount
 	// Namespace paths to join; "" with the Host* flag means the host's namespace,
 	// "" without it means a new one.
-	NetNS, IPCNS, UTSNS        string
+	NetNS, IPCNS, UTSNS, PIDNS string
 	HostNetwork, HostIPC       bool
 	HostPID                    bool
 	CgroupsPath                string
@@ -120,7 +120,7 @@ func (c *containerConfig) spec() *specs.Spec {
 		}
 	}
 	ns(specs.MountNamespace, "", false)
-	ns(specs.PIDNamespace, "", c.HostPID)
+	ns(specs.PIDNamespace, c.PIDNS, c.HostPID)
 	ns(specs.NetworkNamespace, c.NetNS, c.HostNetwork)
 	ns(specs.IPCNamespace, c.IPCNS, c.HostIPC)
 	ns(specs.UTSNamespace, c.UTSNS, c.Hostname == "")
@@ -258,6 +258,9 @@ type exitStatus struct {
 // Every other process of the container dies with its init (own pid namespace).
 func (rc *runningContainer) wait() exitStatus {
 	st, err := rc.proc.Wait()
+	// In a shared PID namespace the init's children outlive it and would hold
+	// the output pipes open: end them (a no-op with a private namespace).
+	_ = rc.lc.Signal(syscall.SIGKILL)
 	var es exitStatus
 	if st == nil {
 		var ee interface{ ExitCode() int }

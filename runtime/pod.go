@@ -231,6 +231,7 @@ func (r *podRunner) containerConfig(c *corev1.Container, img *image.Image, id, r
 		IPCNS:       r.sb.ipcNS,
 		HostIPC:     r.sb.hostIPC,
 		HostPID:     r.plan.Pod.Spec.HostPID,
+		PIDNS:       r.sb.pidNS,
 		UTSNS:       r.sb.utsNS,
 		CgroupsPath: r.sb.cgroup.ContainerCgroupsPath(id),
 		Resources:   cgroups.ContainerResources(c).LinuxResources(),

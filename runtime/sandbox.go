@@ -24,6 +24,8 @@ type sandbox struct {
 	hostIPC      bool
 	hostname     string
 	ipcNS, utsNS string
+	// pidNS is the shared PID namespace of a pod with shareProcessNamespace.
+	pidNS        string
 	shm          string
 	etcHosts     string
 	resolvConf   string
@@ -123,6 +125,17 @@ func setupSandbox(ctx context.Context, l Layout, paths PodPaths, plan *podspec.P
 	}
 	if !pod.Spec.HostNetwork {
 		sb.utsNS = filepath.Join(nsDir, "uts")
+	}
+	if pod.Spec.ShareProcessNamespace != nil && *pod.Spec.ShareProcessNamespace && !pod.Spec.HostPID {
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, err
+		}
+		pause, err := startPause(exe, sb.cgroup.AddProcess)
+		if err != nil {
+			return nil, err
+		}
+		sb.pidNS = fmt.Sprintf("/proc/%d/ns/pid", pause.Process.Pid)
 	}
 
 	hostsOpts, err := network.PodHostsOptions(pod, sb.net.PodIPs)

@@ -14,9 +14,6 @@ func Unhonoured(pod *corev1.Pod) []string {
 	add := func(path, what string) {
 		out = append(out, fmt.Sprintf("%s: %s is not supported by podrun yet and is ignored", path, what))
 	}
-	if pod.Spec.ShareProcessNamespace != nil && *pod.Spec.ShareProcessNamespace {
-		add("spec.shareProcessNamespace", "a shared process namespace")
-	}
 	if sc := pod.Spec.SecurityContext; sc != nil {
 		if sc.SeccompProfile != nil && sc.SeccompProfile.Type != corev1.SeccompProfileTypeUnconfined {
 			add("spec.securityContext.seccompProfile", "seccomp")

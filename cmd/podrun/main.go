@@ -75,6 +75,7 @@ func newApp() *cli.App {
 			imageCommand(),
 			versionCommand(),
 			superviseCommand(),
+			pauseCommand(),
 		},
 	}
 }
