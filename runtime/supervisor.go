@@ -3,12 +3,16 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"strings"
+	"sync"
 	"syscall"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
+
+	"github.com/podrun/podrun/runtime/probe"
 )
 
 // The kubelet's figures (pkg/kubelet/kubelet.go, kuberuntime_container.go).
@@ -39,6 +43,8 @@ type containerHandle interface {
 	ID() string
 	// Image and ImageID are the image's normalised name and its digest reference.
 	Image() (name, id string)
+	// Exec runs a command in the container (exec probes and hooks).
+	Exec(ctx context.Context, cmd []string) (int, []byte, error)
 	// Wait blocks until the run has ended and its resources are released.
 	Wait() exitResult
 	Signal(sig syscall.Signal) error
@@ -73,7 +79,13 @@ type ctr struct {
 	handle   containerHandle
 	starting bool
 	stopping bool
-	ran      bool // a run has ended or failed to start
+	// run numbers the container's runs, so late reports of an old run are dropped.
+	run    int
+	probes *probe.Probes
+	// postStartPending: the postStart hook of the current run has not returned;
+	// like the kubelet, a sidecar does not count as started before it has.
+	postStartPending bool
+	ran              bool // a run has ended or failed to start
 	// completed: a plain init container succeeded in this incarnation of the pod.
 	completed bool
 	// retryAt holds a waiting container (config error) until then.
@@ -98,9 +110,14 @@ func (c *ctr) lastTerminated() *corev1.ContainerStateTerminated {
 // message is what the supervisor's goroutines tell its loop.
 type message struct {
 	c      *ctr
+	run    int
 	handle containerHandle // started
 	err    error           // failed to start
 	exit   *exitResult     // ended
+	probe  *probe.Update   // a probe's result changed
+	// hookDone: the postStart hook returned (hookErr says how).
+	hookDone bool
+	hookErr  string
 }
 
 // podState is the pod's lifecycle as the supervisor drives it.
@@ -123,7 +140,11 @@ type machine struct {
 	backoff *backoff
 	// imageBackoff spaces out pulls of an image that failed (the kubelet's image manager).
 	imageBackoff *backoff
-	msgs         chan message
+	// Messages from container goroutines and probe workers queue here without
+	// ever blocking their sender; notify wakes the loop.
+	msgMu   sync.Mutex
+	pending []message
+	notify  chan struct{}
 
 	inits, apps []*ctr
 	byName      map[string]*ctr
@@ -148,7 +169,7 @@ type machine struct {
 func newMachine(ctx context.Context, pod *corev1.Pod, runner containerRunner, clk clock.Clock, events *eventLog, bo *backoff) *machine {
 	m := &machine{
 		ctx: ctx, pod: pod, clock: clk, runner: runner, events: events, backoff: bo,
-		msgs: make(chan message, 64), byName: map[string]*ctr{},
+		notify: make(chan struct{}, 1), byName: map[string]*ctr{},
 	}
 	if bo != nil {
 		m.imageBackoff = newBackoff(clk, bo.initial, bo.max)
@@ -197,6 +218,26 @@ func (m *machine) podRef() string {
 	return fmt.Sprintf("%s_%s(%s)", m.pod.Name, m.pod.Namespace, m.pod.UID)
 }
 
+// post queues a message for the loop; it never blocks.
+func (m *machine) post(msg message) {
+	m.msgMu.Lock()
+	m.pending = append(m.pending, msg)
+	m.msgMu.Unlock()
+	select {
+	case m.notify <- struct{}{}:
+	default:
+	}
+}
+
+// take returns the queued messages in order.
+func (m *machine) take() []message {
+	m.msgMu.Lock()
+	defer m.msgMu.Unlock()
+	out := m.pending
+	m.pending = nil
+	return out
+}
+
 // backoffKey identifies a container across its runs (kubelet getStableKey).
 func (m *machine) backoffKey(c *ctr) string {
 	return fmt.Sprintf("%s_%s_%s_%s", m.pod.Name, m.pod.Namespace, m.pod.UID, c.spec.Name)
@@ -205,6 +246,13 @@ func (m *machine) backoffKey(c *ctr) string {
 // sync is one pass of the kubelet's computePodActions: it starts, restarts or
 // stops containers as the pod's spec and the containers' states require.
 func (m *machine) sync() {
+	now := m.clock.Now()
+	for _, c := range append(append([]*ctr{}, m.inits...), m.apps...) {
+		if c.stopping && c.handle != nil && !c.killAt.After(now) {
+			_ = c.handle.Signal(syscall.SIGKILL)
+			c.killAt = now.Add(time.Hour) // once
+		}
+	}
 	if m.state == stateRunning {
 		if d := m.pod.Spec.ActiveDeadlineSeconds; d != nil && !m.terminal {
 			if m.clock.Since(m.status.StartTime.Time) >= time.Duration(*d)*time.Second {
@@ -237,7 +285,7 @@ func (m *machine) syncInit() {
 		}
 		if c.sidecar {
 			if c.handle != nil {
-				if c.status.Started != nil && *c.status.Started {
+				if c.status.Started != nil && *c.status.Started && !c.postStartPending {
 					continue
 				}
 				return // waiting for its startup probe
@@ -352,6 +400,10 @@ func (m *machine) beginTermination(grace time.Duration) {
 		if c.stopping && c.killAt.After(m.graceEnd) {
 			c.killAt = m.graceEnd
 		}
+		// Readiness keeps running while a container stops; liveness and startup do not.
+		if c.probes != nil {
+			c.probes.StopLivenessAndStartup()
+		}
 	}
 }
 
@@ -359,13 +411,6 @@ func (m *machine) beginTermination(grace time.Duration) {
 // all at once, then the sidecars one by one in reverse order, each within
 // what is left of the grace period (kuberuntime_termination_order.go).
 func (m *machine) syncTermination() {
-	now := m.clock.Now()
-	for _, c := range append(append([]*ctr{}, m.inits...), m.apps...) {
-		if c.stopping && c.handle != nil && !c.killAt.After(now) {
-			_ = c.handle.Signal(syscall.SIGKILL)
-			c.killAt = now.Add(time.Hour) // once
-		}
-	}
 	busy := false
 	for _, c := range m.apps {
 		busy = m.stop(c) || busy
@@ -423,15 +468,9 @@ func (m *machine) stop(c *ctr) bool {
 		return false
 	}
 	if !c.stopping {
-		c.stopping = true
-		c.killAt = m.graceEnd
 		m.events.add("Normal", "Killing", m.object(c), "Stopping container %s", c.spec.Name)
-		if m.graceEnd.After(m.clock.Now()) {
-			_ = c.handle.Signal(m.runner.StopSignal(c.spec))
-		} else {
-			_ = c.handle.Signal(syscall.SIGKILL)
-		}
 	}
+	m.stopContainer(c, m.graceEnd)
 	return true
 }
 
@@ -493,23 +532,78 @@ func (m *machine) start(c *ctr) {
 		restartCount = c.status.RestartCount + 1
 	}
 	c.starting = true
+	c.run++
+	run := c.run
+	postStart := c.spec.Lifecycle != nil && c.spec.Lifecycle.PostStart != nil
+	c.postStartPending = postStart
 	// The status's restart count moves when the new run exists (handle).
 	go func() {
 		h, err := m.runner.Start(m.ctx, c.spec, restartCount)
-		m.msgs <- message{c: c, handle: h, err: err}
-		if err == nil {
+		m.post(message{c: c, run: run, handle: h, err: err})
+		if err != nil {
+			return
+		}
+		exited := make(chan struct{})
+		go func() {
 			res := h.Wait()
-			m.msgs <- message{c: c, exit: &res}
+			close(exited)
+			m.post(message{c: c, run: run, exit: &res})
+		}()
+		if postStart {
+			// The kubelet runs postStart right after the start; it ends with the container.
+			ctx, cancel := context.WithCancel(context.Background())
+			go func() {
+				select {
+				case <-exited:
+					cancel()
+				case <-ctx.Done():
+				}
+			}()
+			msg, err := probe.RunHandler(ctx, c.spec.Lifecycle.PostStart, m.target(c, h))
+			cancel()
+			done := message{c: c, run: run, hookDone: true}
+			if err != nil {
+				done.hookErr = msg
+				if done.hookErr == "" {
+					done.hookErr = err.Error()
+				}
+			}
+			m.post(done)
 		}
 	}()
+}
+
+// target is what probes and hooks act on for one run of c.
+func (m *machine) target(c *ctr, h containerHandle) probe.Target {
+	return probe.Target{
+		Pod: m.pod, PodIP: m.status.PodIP, Container: c.spec, Exec: h.Exec, StartedAt: m.clock.Now(),
+		Event: func(e probe.Event) { m.events.add("Warning", e.Reason, m.object(c), "%s", e.Message) },
+	}
 }
 
 // handle applies a message from a container goroutine.
 func (m *machine) handle(msg message) {
 	c := msg.c
 	now := m.clock.Now()
+	if msg.run != c.run && (msg.probe != nil || msg.hookDone) {
+		return // about a run that has ended
+	}
 	switch {
+	case msg.probe != nil:
+		m.handleProbe(c, msg.probe)
+	case msg.hookDone:
+		c.postStartPending = false
+		if msg.hookErr != "" && c.handle != nil {
+			m.events.add("Warning", "FailedPostStartHook", m.object(c), "%s", msg.hookErr)
+			m.events.add("Normal", "Killing", m.object(c), "FailedPostStartHook")
+			m.stopContainer(c, now.Add(m.gracePeriod))
+		}
 	case msg.exit != nil:
+		if c.probes != nil {
+			c.probes.Stop()
+			c.probes = nil
+		}
+		c.postStartPending = false
 		c.handle = nil
 		c.stopping = false
 		c.ran = true
@@ -574,16 +668,99 @@ func (m *machine) handle(msg message) {
 		c.status.ContainerID = "podrun://" + msg.handle.ID()
 		c.status.Image, c.status.ImageID = msg.handle.Image()
 		c.status.State = corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(now)}}
-		// Without probes a running container is started and ready (the probers come in
-		// on top); a plain init container is ready only once it has succeeded.
-		t := true
-		c.status.Started = &t
-		c.status.Ready = !c.init || c.sidecar
 		m.events.add("Normal", "Started", m.object(c), "Started container %s", c.spec.Name)
+		// Probes run on every container but plain init containers, which
+		// may not have any; a plain init container is ready once it has succeeded.
+		if !c.init || c.sidecar {
+			run := c.run
+			c.probes = probe.StartContainer(c.spec, m.target(c, msg.handle), m.clock, func(u probe.Update) {
+				m.post(message{c: c, run: run, probe: &u})
+			})
+		}
+		m.refreshProbeStatus(c)
 		if m.state == stateTerminating {
+			if c.probes != nil {
+				c.probes.StopLivenessAndStartup()
+			}
 			m.stop(c)
 		}
 	}
+}
+
+// refreshProbeStatus sets started and ready from the probes' results, as the
+// kubelet's prober manager does for a running container.
+func (m *machine) refreshProbeStatus(c *ctr) {
+	started, ready := true, !c.init || c.sidecar
+	if c.probes != nil {
+		started, ready = c.probes.Started(), c.probes.Ready()
+	}
+	c.status.Started = &started
+	c.status.Ready = ready && started && (!c.init || c.sidecar)
+}
+
+// handleProbe applies a probe result: a failed liveness or startup probe
+// restarts the container; readiness and startup feed its status.
+func (m *machine) handleProbe(c *ctr, u *probe.Update) {
+	if c.handle == nil {
+		return
+	}
+	if (u.Kind == probe.Liveness || u.Kind == probe.Startup) && u.Result == probe.Failure {
+		if c.stopping {
+			return
+		}
+		grace := m.gracePeriod
+		if g := u.TerminationGracePeriodSeconds; g != nil {
+			grace = time.Duration(*g) * time.Second
+		}
+		m.events.add("Normal", "Killing", m.object(c), "Container %s failed %s probe, will be restarted", c.spec.Name, strings.ToLower(string(u.Kind)))
+		m.stopContainer(c, m.clock.Now().Add(grace))
+		return
+	}
+	m.refreshProbeStatus(c)
+}
+
+// stopContainer stops one container: its preStop hook, then its stop signal,
+// then SIGKILL at killAt (the kubelet's killContainer).
+func (m *machine) stopContainer(c *ctr, killAt time.Time) {
+	if c.handle == nil {
+		return
+	}
+	if c.stopping {
+		if killAt.Before(c.killAt) {
+			c.killAt = killAt
+		}
+		return
+	}
+	c.stopping = true
+	c.killAt = killAt
+	h := c.handle
+	if !killAt.After(m.clock.Now()) {
+		_ = h.Signal(syscall.SIGKILL)
+		return
+	}
+	sig := m.runner.StopSignal(c.spec)
+	var preStop *corev1.LifecycleHandler
+	if c.spec.Lifecycle != nil {
+		preStop = c.spec.Lifecycle.PreStop
+	}
+	if preStop == nil {
+		_ = h.Signal(sig)
+		return
+	}
+	target := m.target(c, h)
+	go func() {
+		// The hook has the grace period; whatever it leaves is the signal's.
+		ctx, cancel := context.WithDeadline(context.Background(), killAt)
+		msg, err := probe.RunHandler(ctx, preStop, target)
+		cancel()
+		if err != nil {
+			if msg == "" {
+				msg = err.Error()
+			}
+			m.events.add("Warning", "FailedPreStopHook", m.object(c), "%s", msg)
+		}
+		_ = h.Signal(sig)
+	}()
 }
 
 // nextWakeup is the earliest time the machine has something to do without a message.
@@ -678,16 +855,9 @@ func (m *machine) run(publish func(corev1.PodStatus), deletes <-chan time.Durati
 		}
 		timer.Reset(d)
 		select {
-		case msg := <-m.msgs:
-			m.handle(msg)
-			// Apply whatever else has arrived before deciding again.
-			for drained := false; !drained; {
-				select {
-				case msg := <-m.msgs:
-					m.handle(msg)
-				default:
-					drained = true
-				}
+		case <-m.notify:
+			for _, msg := range m.take() {
+				m.handle(msg)
 			}
 		case grace := <-deletes:
 			m.requestDelete(grace)

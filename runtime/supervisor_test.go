@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -24,6 +25,8 @@ type fakeRunner struct {
 	running map[string]*fakeHandle
 	failing map[string]error // Start fails with this
 	n       int
+	// execCode is what exec probes and hooks in a container exit with.
+	execCode map[string]int
 }
 
 type fakeHandle struct {
@@ -37,7 +40,7 @@ type fakeHandle struct {
 }
 
 func newFakeRunner(clk *clocktesting.FakeClock) *fakeRunner {
-	return &fakeRunner{clock: clk, running: map[string]*fakeHandle{}, failing: map[string]error{}}
+	return &fakeRunner{clock: clk, running: map[string]*fakeHandle{}, failing: map[string]error{}, execCode: map[string]int{}}
 }
 
 func (r *fakeRunner) Start(_ context.Context, c *corev1.Container, restartCount int32) (containerHandle, error) {
@@ -58,6 +61,18 @@ func (r *fakeRunner) StopSignal(*corev1.Container) syscall.Signal { return sysca
 func (h *fakeHandle) ID() string { return h.id }
 
 func (h *fakeHandle) Image() (string, string) { return "docker.io/library/busybox:1.28", "sha256:0" }
+
+func (h *fakeHandle) Exec(_ context.Context, cmd []string) (int, []byte, error) {
+	h.r.mu.Lock()
+	defer h.r.mu.Unlock()
+	return h.r.execCode[h.name], []byte("exec " + strings.Join(cmd, " ")), nil
+}
+
+func (r *fakeRunner) setExit(name string, code int) {
+	r.mu.Lock()
+	r.execCode[name] = code
+	r.mu.Unlock()
+}
 
 func (h *fakeHandle) exit(code int32) {
 	h.once.Do(func() { h.exitc <- code })
@@ -92,6 +107,12 @@ func (r *fakeRunner) handle(t *testing.T, name string) *fakeHandle {
 		t.Fatalf("container %s is not running; started so far: %v", name, r.started)
 	}
 	return h
+}
+
+func (r *fakeRunner) sent() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.signals...)
 }
 
 func (r *fakeRunner) startOrder() []string {
@@ -136,8 +157,10 @@ func (h *harness) settle() {
 			}
 		}
 		select {
-		case msg := <-h.m.msgs:
-			h.m.handle(msg)
+		case <-h.m.notify:
+			for _, msg := range h.m.take() {
+				h.m.handle(msg)
+			}
 			continue
 		case <-time.After(func() time.Duration {
 			if pending {
@@ -345,7 +368,7 @@ func TestNeverPodSucceedsWhenAppsExitZeroAndSidecarsStopLast(t *testing.T) {
 	if h.m.state != stateDone {
 		t.Fatal("sidecars still running after the app containers completed")
 	}
-	if got := h.r.signals; !slices.Equal(got, []string{"side2:15", "side1:15"}) {
+	if got := h.r.sent(); !slices.Equal(got, []string{"side2:15", "side1:15"}) {
 		t.Fatalf("signals %v, want sidecars stopped in reverse order", got)
 	}
 }
@@ -399,11 +422,11 @@ func TestDeleteStopsAppsThenSidecarsAndKillsAfterGrace(t *testing.T) {
 	h.r.handle(t, "app").sigterm = false // ignores SIGTERM
 	h.m.requestDelete(5 * time.Second)
 	h.settle()
-	if got := h.r.signals; !slices.Equal(got, []string{"app:15"}) {
+	if got := h.r.sent(); !slices.Equal(got, []string{"app:15"}) {
 		t.Fatalf("signals %v, want only the app asked to stop first", got)
 	}
 	h.step(5 * time.Second)
-	if got := h.r.signals; !slices.Equal(got, []string{"app:15", "app:9", "side:9"}) {
+	if got := h.r.sent(); !slices.Equal(got, []string{"app:15", "app:9", "side:9"}) {
 		t.Fatalf("signals %v, want SIGKILL after the grace period, then the sidecar", got)
 	}
 	if h.m.state != stateDone {
@@ -504,5 +527,84 @@ func TestPodRestartRerunsInitContainers(t *testing.T) {
 		if got := h.state(name).RestartCount; got != rc {
 			t.Errorf("%s restartCount %d, want %d", name, got, rc)
 		}
+	}
+}
+
+func execProbe(period, failure int32) *corev1.Probe {
+	return &corev1.Probe{
+		ProbeHandler:  corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"check"}}},
+		PeriodSeconds: period, TimeoutSeconds: 1, SuccessThreshold: 1, FailureThreshold: failure,
+	}
+}
+
+// stepEach advances the fake clock a second at a time so probe workers tick.
+func (h *harness) stepEach(n int) {
+	for i := 0; i < n; i++ {
+		h.step(time.Second)
+	}
+}
+
+func TestLivenessFailureRestartsTheContainer(t *testing.T) {
+	pod := testPod(corev1.RestartPolicyAlways, nil, []string{"app"})
+	pod.Spec.Containers[0].LivenessProbe = execProbe(1, 3)
+	h := newHarness(t, pod)
+	h.stepEach(3)
+	if n := len(h.r.startOrder()); n != 1 {
+		t.Fatalf("%d starts while the probe passes", n)
+	}
+	h.r.setExit("app", 1)
+	h.stepEach(6)
+	if n := len(h.r.startOrder()); n < 2 {
+		t.Fatalf("not restarted after the liveness probe failed 3 times (%d starts); signals %v", n, h.r.sent())
+	}
+	if !slices.Contains(h.r.sent(), "app:15") {
+		t.Fatalf("signals %v, want SIGTERM first", h.r.sent())
+	}
+	if rc := h.state("app").RestartCount; rc != 1 {
+		t.Fatalf("restartCount %d", rc)
+	}
+}
+
+func TestReadinessDrivesReadyAndConditions(t *testing.T) {
+	pod := testPod(corev1.RestartPolicyAlways, nil, []string{"app"})
+	pod.Spec.Containers[0].ReadinessProbe = execProbe(1, 1)
+	h := newHarnessWith(t, pod, func(r *fakeRunner) { r.execCode["app"] = 1 })
+	if st := h.state("app"); st.Ready || st.State.Running == nil {
+		t.Fatalf("app %+v: running but not ready before the probe passes", st)
+	}
+	if c := h.cond(corev1.PodReady); c.Status != corev1.ConditionFalse || c.Message != "containers with unready status: [app]" {
+		t.Fatalf("Ready %+v", c)
+	}
+	h.r.setExit("app", 0)
+	h.stepEach(2)
+	if !h.state("app").Ready || h.cond(corev1.PodReady).Status != corev1.ConditionTrue {
+		t.Fatalf("not ready after the probe passed: %+v", h.state("app"))
+	}
+	h.r.setExit("app", 1)
+	h.stepEach(2)
+	if h.state("app").Ready || h.cond(corev1.ContainersReady).Status != corev1.ConditionFalse {
+		t.Fatal("still ready after the probe failed")
+	}
+	if n := len(h.r.startOrder()); n != 1 {
+		t.Fatalf("a readiness failure restarted the container (%d starts)", n)
+	}
+}
+
+func TestStartupProbeGatesTheNextInitContainer(t *testing.T) {
+	pod := testPod(corev1.RestartPolicyAlways, []string{"side", "init"}, []string{"app"})
+	sidecar(pod, 0)
+	pod.Spec.InitContainers[0].StartupProbe = execProbe(1, 30)
+	h := newHarnessWith(t, pod, func(r *fakeRunner) { r.execCode["side"] = 1 })
+	h.stepEach(3)
+	if got := h.r.startOrder(); !slices.Equal(got, []string{"side"}) {
+		t.Fatalf("started %v before the sidecar's startup probe passed", got)
+	}
+	if st := h.state("side"); *st.Started {
+		t.Fatal("sidecar reported started before its startup probe passed")
+	}
+	h.r.setExit("side", 0)
+	h.stepEach(2)
+	if got := h.r.startOrder(); !slices.Equal(got, []string{"side", "init"}) {
+		t.Fatalf("started %v, want the init container once the sidecar started", got)
 	}
 }
