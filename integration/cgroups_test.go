@@ -129,7 +129,7 @@ spec:%s
 			}
 			running := func(name string) string {
 				t.Helper()
-				p := e.waitFor(tc.name, 30*time.Second, name+" running", func(p *corev1.Pod) bool {
+				p := e.waitFor(tc.name, time.Minute, name+" running", func(p *corev1.Pod) bool {
 					return containerState(p, name).State.Running != nil
 				})
 				return strings.TrimPrefix(containerState(p, name).ContainerID, "podrun://")
@@ -146,8 +146,9 @@ spec:%s
 				}
 			}
 
-			// The pod cgroup is complete before any container starts, and the
-			// init containers run in children of it, with their own values.
+			// The pod cgroup has its final values from the first init
+			// container on, and init containers run in children of it with
+			// their own values.
 			for _, name := range tc.inits {
 				id := running(name)
 				check("pod", podRel, tc.pod)

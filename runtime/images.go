@@ -1,24 +1,37 @@
 package runtime
 
 import (
+	"slices"
+
 	"github.com/podrun/podrun/runtime/image"
 )
 
 // ImagesInUse reports which images the recorded pods use, for rmi and prune.
 func ImagesInUse(l Layout, store *image.Store) (func(id string) bool, error) {
+	users, err := ImageUsers(l, store)
+	if err != nil {
+		return nil, err
+	}
+	return func(id string) bool { return len(users[id]) > 0 }, nil
+}
+
+// ImageUsers maps the ID of each image the recorded pods use to those pods
+// (namespace/name), so that a refused rmi can say which pods hold the image.
+func ImageUsers(l Layout, store *image.Store) (map[string][]string, error) {
 	recs, err := ListPods(l, "")
 	if err != nil {
 		return nil, err
 	}
-	used := map[string]bool{}
+	users := map[string][]string{}
 	for _, r := range recs {
+		pod := r.Pod.Namespace + "/" + r.Pod.Name
 		for _, ref := range specImages(r) {
-			if img, err := store.Lookup(ref); err == nil {
-				used[img.ID] = true
+			if img, err := store.Lookup(ref); err == nil && !slices.Contains(users[img.ID], pod) {
+				users[img.ID] = append(users[img.ID], pod)
 			}
 		}
 	}
-	return func(id string) bool { return used[id] }, nil
+	return users, nil
 }
 
 func specImages(r *Record) []string {

@@ -73,9 +73,11 @@ func (r *podRunner) ensureImage(ctx context.Context, c *corev1.Container) (*imag
 				Message: fmt.Sprintf("Container image %q is not present with pull policy of Never", c.Image)}
 		}
 	}
+	// Containers starting together share one pull; a pull that has finished is never
+	// reused, so imagePullPolicy Always pulls again before every start (as the kubelet).
 	r.pullMu.Lock()
 	p, ok := r.pulls[c.Image]
-	if !ok || (p.err != nil && isClosed(p.done)) {
+	if !ok || isClosed(p.done) {
 		p = &pull{done: make(chan struct{})}
 		r.pulls[c.Image] = p
 		r.pullMu.Unlock()
@@ -96,6 +98,28 @@ func (r *podRunner) ensureImage(ctx context.Context, c *corev1.Container) (*imag
 		return nil, &startError{Reason: ReasonErrImagePull, Waiting: true, Message: p.err.Error()}
 	}
 	return p.img, nil
+}
+
+// prepull pulls the images the pod's containers will need, all at once, so
+// that init containers do not wait for one another's pulls; a container that
+// starts meanwhile joins the pull in flight.
+func (r *podRunner) prepull(ctx context.Context) {
+	seen := map[string]bool{}
+	for _, list := range [][]corev1.Container{r.plan.Pod.Spec.InitContainers, r.plan.Pod.Spec.Containers} {
+		for i := range list {
+			c := &list[i]
+			if seen[c.Image] || c.ImagePullPolicy == corev1.PullNever {
+				continue
+			}
+			seen[c.Image] = true
+			if c.ImagePullPolicy != corev1.PullAlways {
+				if _, err := r.store.Lookup(c.Image); err == nil {
+					continue
+				}
+			}
+			go func() { _, _ = r.ensureImage(ctx, c) }()
+		}
+	}
 }
 
 func isClosed(ch chan struct{}) bool {

@@ -133,7 +133,9 @@ func Supervise(l Layout, rec *Record, opts SuperviseOptions) error {
 		}
 	}
 	events.add("Normal", "SandboxReady", "", "Pod sandbox created (IP %s)", sb.net.PodIP)
-	m.runner = &podRunner{l: l, paths: paths, plan: plan, sb: sb, store: store, events: events, pulls: map[string]*pull{}}
+	runner := &podRunner{l: l, paths: paths, plan: plan, sb: sb, store: store, events: events, pulls: map[string]*pull{}}
+	runner.prepull(ctx)
+	m.runner = runner
 	m.sandboxReady = true
 	m.status.PodIP = sb.net.PodIP
 	for _, ip := range sb.net.PodIPs {

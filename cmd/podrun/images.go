@@ -161,13 +161,17 @@ func rmiCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			inUse, err := runtime.ImagesInUse(layout(c), store)
+			users, err := runtime.ImageUsers(layout(c), store)
 			if err != nil {
 				return err
 			}
+			inUse := func(id string) bool { return len(users[id]) > 0 }
 			var errs []error
 			for _, ref := range c.Args().Slice() {
 				if err := store.Remove(ref, inUse); err != nil {
+					if img, lerr := store.Lookup(ref); lerr == nil && errors.Is(err, image.ErrInUse) {
+						err = fmt.Errorf("%w: %s", err, strings.Join(users[img.ID], ", "))
+					}
 					errs = append(errs, err)
 					continue
 				}

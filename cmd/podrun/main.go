@@ -50,13 +50,16 @@ func report(err error) int {
 }
 
 func newApp() *cli.App {
-	return &cli.App{
+	app := &cli.App{
 		Name:                 "podrun",
 		Usage:                "run Kubernetes Pod manifests on this host, without a cluster",
 		EnableBashCompletion: true,
 		HideHelpCommand:      true,
-		Flags:                globalFlags(),
-		Before:               setupLogging,
+		// Errors go back to main, which prints them once as "error: ..." and picks the
+		// exit code (cli's default handler prints them bare and exits early).
+		ExitErrHandler: func(*cli.Context, error) {},
+		Flags:          globalFlags(),
+		Before:         setupLogging,
 		OnUsageError: func(c *cli.Context, err error, isSubcommand bool) error {
 			return cli.Exit(err.Error(), exitUsage)
 		},
@@ -78,4 +81,14 @@ func newApp() *cli.App {
 			pauseCommand(),
 		},
 	}
+	// A bad flag or argument on any command is a usage error: exit 2.
+	var usage func(cmds []*cli.Command)
+	usage = func(cmds []*cli.Command) {
+		for _, cmd := range cmds {
+			cmd.OnUsageError = app.OnUsageError
+			usage(cmd.Subcommands)
+		}
+	}
+	usage(app.Commands)
+	return app
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -39,6 +40,9 @@ func (s *Store) copyIn(ctx context.Context, pc *signature.PolicyContext, srcRef 
 		OCISharedBlobDirPath:        s.blobsDir(),
 		OCIAcceptUncompressedLayers: true, // store layers as they come: never recompress
 		BigFilesTemporaryDir:        s.tmpDir(),
+		// containers/image's blob info cache lives in the store, not in the host's
+		// /var/lib/containers/cache that podman and skopeo own.
+		BlobInfoCacheDir: filepath.Join(s.root, "cache"),
 	}
 	opts := &copy.Options{
 		SourceCtx:             srcSys,

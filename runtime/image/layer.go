@@ -128,7 +128,15 @@ func unpackTar(r io.Reader, dir string, opts *archive.TarOptions) error {
 			return archive.Unpack(r, "/", opts)
 		}()
 	}()
-	return <-errc
+	err := <-errc
+	// pkg/archive returns linkat(2) and mknod(2) failures as a bare errno, which alone
+	// says nothing (a hard link to a file the layer lacks, e.g. one outside it, gives
+	// just "no such file or directory").
+	var errno syscall.Errno
+	if errors.As(err, &errno) && err == error(errno) {
+		return fmt.Errorf("creating a hard link or device node (its target is not in the layer?): %w", err)
+	}
+	return err
 }
 
 type ctxReader struct {

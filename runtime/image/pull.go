@@ -13,10 +13,13 @@ import (
 
 	"github.com/containers/image/v5/docker"
 	"github.com/containers/image/v5/docker/reference"
+	ciimage "github.com/containers/image/v5/image"
 	"github.com/containers/image/v5/pkg/sysregistriesv2"
 	"github.com/containers/image/v5/signature"
+	"github.com/containers/image/v5/transports"
 	"github.com/containers/image/v5/types"
 	"github.com/gofrs/flock"
+	digest "github.com/opencontainers/go-digest"
 )
 
 // PullOptions configure Pull.
@@ -186,11 +189,60 @@ func (s *Store) pull(ctx context.Context, named reference.Named, opts PullOption
 		}
 		// On error, copy.Image below fails too and reports the registry's message.
 	}
+	// The registry still serves a manifest the store holds (a re-pull of an unchanged
+	// tag): once the signature policy accepts it, download no blob, not even the
+	// config, as containerd does.
+	if m := s.storedManifest(topDigest); m != nil {
+		if err := allowed(ctx, pc, srcRef, sys); err != nil {
+			return nil, err
+		}
+		if img, err := s.commit(ctx, m, topDigest, []string{name}, rep); err == nil {
+			rep.printf("Image %s is up to date\n", name)
+			return img, nil
+		}
+	}
 	m, err := s.copyIn(ctx, pc, srcRef, sys, rep)
 	if err != nil {
 		return nil, err
 	}
 	return s.commit(ctx, m, topDigest, []string{name}, rep)
+}
+
+// allowed checks the signature policy for ref (its manifest and signatures only), as
+// copy.Image does before it copies anything.
+func allowed(ctx context.Context, pc *signature.PolicyContext, ref types.ImageReference, sys *types.SystemContext) error {
+	src, err := ref.NewImageSource(ctx, sys)
+	if err != nil {
+		return fmt.Errorf("initializing source %s: %w", transports.ImageName(ref), err)
+	}
+	defer src.Close()
+	if _, err := pc.IsRunningImageAllowed(ctx, ciimage.UnparsedInstance(src, nil)); err != nil {
+		return fmt.Errorf("source image rejected: %w", err)
+	}
+	return nil
+}
+
+// storedManifest returns the stored manifest of the image whose registry digest is
+// topDigest, or nil.
+func (s *Store) storedManifest(topDigest string) []byte {
+	if topDigest == "" {
+		return nil
+	}
+	ix, err := s.readIndex()
+	if err != nil {
+		return nil
+	}
+	for _, r := range ix.Images {
+		if r.Digest != topDigest {
+			continue
+		}
+		if d, err := digest.Parse(r.Manifest); err == nil {
+			if m, err := os.ReadFile(s.blobPath(d)); err == nil {
+				return m
+			}
+		}
+	}
+	return nil
 }
 
 // nameState identifies the record that currently holds name ("" = none).

@@ -456,9 +456,11 @@ func TestConcurrentLoadProcesses(t *testing.T) {
 func TestRemove(t *testing.T) {
 	s := newStore(t)
 	base := tarLayer(t, tarEntry{name: "base", body: "b"})
-	a := loadOne(t, s, writeImage(t, archive.DockerArchive, "a:1", v1.ImageConfig{}, base, tarLayer(t, tarEntry{name: "a"})), "")
+	// One archive loaded twice: the second load only adds a name to the same image.
+	archiveA := writeImage(t, archive.DockerArchive, "a:1", v1.ImageConfig{}, base, tarLayer(t, tarEntry{name: "a"}))
+	a := loadOne(t, s, archiveA, "")
 	b := loadOne(t, s, writeImage(t, archive.DockerArchive, "b:1", v1.ImageConfig{}, base, tarLayer(t, tarEntry{name: "b"})), "")
-	loadOne(t, s, writeImage(t, archive.DockerArchive, "a:1", v1.ImageConfig{}, base, tarLayer(t, tarEntry{name: "a"})), "a:alias")
+	loadOne(t, s, archiveA, "a:alias")
 	dirsA, _ := s.LayerDirs(a)
 	inUse := func(id string) bool { return id == a.ID }
 
