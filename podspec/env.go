@@ -23,6 +23,9 @@ type RuntimeInfo struct {
 	// NodeName is spec.nodeName as the pod sees it, and the host name of
 	// hostNetwork pods (os.Hostname() when empty).
 	NodeName string
+	// Hostname is the sandbox's host name (the FQDN under setHostnameAsFQDN),
+	// which containerd gives containers as HOSTNAME; "" derives it from the spec.
+	Hostname string
 	// NodeAllocatable stands in for a container's missing cpu, memory and
 	// ephemeral-storage limits in resourceFieldRef values, as on a node.
 	NodeAllocatable corev1.ResourceList
@@ -104,6 +107,9 @@ func dedupEnvKeepLast(env []string) []string {
 // containerHostname is the HOSTNAME containerd sets: the pod's host name, or
 // the node's for hostNetwork pods.
 func containerHostname(pod *corev1.Pod, rt RuntimeInfo) string {
+	if rt.Hostname != "" {
+		return rt.Hostname
+	}
 	if pod.Spec.HostNetwork {
 		if rt.NodeName != "" {
 			return rt.NodeName

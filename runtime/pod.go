@@ -14,6 +14,7 @@ import (
 	"time"
 
 	securejoin "github.com/cyphar/filepath-securejoin"
+	"github.com/moby/sys/capability"
 	"github.com/moby/sys/user"
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 	"golang.org/x/sys/unix"
@@ -282,7 +283,7 @@ func (r *podRunner) containerConfig(c *corev1.Container, img *image.Image, id, r
 			cfg.Sysctls[s.Name] = s.Value
 		}
 	}
-	adj := oomScoreAdj(r.plan, c)
+	adj := restrictOOMScoreAdj(oomScoreAdj(r.plan, c))
 	cfg.OOMScoreAdj = &adj
 	return cfg, nil
 }
@@ -351,6 +352,24 @@ func oomScoreAdj(plan *podspec.Plan, c *corev1.Container) int {
 		return 999
 	}
 	return int(adj)
+}
+
+// restrictOOMScoreAdj keeps adj at or above podrun's own oom_score_adj when
+// podrun may not lower it (no CAP_SYS_RESOURCE, as in many CI sandboxes), as
+// containerd's restrict_oom_score_adj does; otherwise runc fails to start the
+// container.
+func restrictOOMScoreAdj(adj int) int {
+	if c, err := capability.NewPid2(0); err == nil && c.Load() == nil && c.Get(capability.EFFECTIVE, capability.CAP_SYS_RESOURCE) {
+		return adj
+	}
+	data, err := os.ReadFile("/proc/self/oom_score_adj")
+	if err != nil {
+		return adj
+	}
+	if cur, err := strconv.Atoi(strings.TrimSpace(string(data))); err == nil && adj < cur {
+		return cur
+	}
+	return adj
 }
 
 func hostMemory() int64 {
@@ -469,9 +488,6 @@ func (p *podContainer) Wait() exitResult {
 		Reason:     exitReason(es.Code, oom),
 		StartedAt:  p.started,
 		FinishedAt: finished,
-	}
-	if es.Signal != 0 {
-		res.Signal = int32(es.Signal)
 	}
 	res.Message = p.terminationMessage(es.Code)
 	_ = p.logw.Close()

@@ -175,7 +175,7 @@ func setupSandbox(ctx context.Context, l Layout, paths PodPaths, plan *podspec.P
 
 func (sb *sandbox) runtimeInfo() podspec.RuntimeInfo {
 	host, _ := os.Hostname()
-	return podspec.RuntimeInfo{PodIP: sb.net.PodIP, PodIPs: sb.net.PodIPs, HostIP: sb.net.HostIP, NodeName: host}
+	return podspec.RuntimeInfo{PodIP: sb.net.PodIP, PodIPs: sb.net.PodIPs, HostIP: sb.net.HostIP, NodeName: host, Hostname: sb.hostname}
 }
 
 // teardownSandbox releases everything a pod holds on the host: containers and

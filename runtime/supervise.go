@@ -153,8 +153,9 @@ func Supervise(l Layout, rec *Record, opts SuperviseOptions) error {
 		log.Error("tearing down the pod sandbox", "err", err)
 		events.add("Warning", "FailedKillPod", "", "error tearing down the pod: %v", err)
 	}
+	// The addresses are released, but a finished pod keeps reporting them, as
+	// the kubelet's status does since 1.31.
 	m.sandboxReady = false
-	m.status.PodIP, m.status.PodIPs = "", nil
 	pub.publish(m.podStatus())
 	_ = os.Remove(paths.PidFile())
 	return nil

@@ -30,8 +30,7 @@ const (
 
 // exitResult is how one container run ended.
 type exitResult struct {
-	ExitCode   int32
-	Signal     int32
+	ExitCode   int32  // 128+signal for a killed process; the kubelet never reports the signal itself
 	Reason     string // Completed | Error | OOMKilled | StartError | ContainerCannotRun
 	Message    string
 	StartedAt  time.Time
@@ -610,7 +609,6 @@ func (m *machine) handle(msg message) {
 		x := msg.exit
 		t := &corev1.ContainerStateTerminated{
 			ExitCode:    x.ExitCode,
-			Signal:      x.Signal,
 			Reason:      x.Reason,
 			Message:     x.Message,
 			StartedAt:   metav1.NewTime(x.StartedAt),
