@@ -388,3 +388,52 @@ spec:
 		t.Fatalf("a private process namespace shows the other container:\n%s", out)
 	}
 }
+
+func TestLostSupervisorShowsUnknownAndApplyRestartsThePod(t *testing.T) {
+	e := newEnv(t)
+	manifest := e.manifest(`
+apiVersion: v1
+kind: Pod
+metadata: {name: phoenix}
+spec:
+  terminationGracePeriodSeconds: 2
+  initContainers:
+  - {name: init, image: busybox:1.28, command: ['true']}
+  containers:
+  - {name: app, image: busybox:1.28, command: ['sleep', '3600']}
+`)
+	e.must("apply", manifest, "--wait")
+	p := e.pod("phoenix")
+	data, err := os.ReadFile(filepath.Join(e.runRoot, "pods", string(p.UID), "supervisor.pid"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid := strings.TrimSpace(string(data))
+	proc, _ := os.FindProcess(atoi(t, pid))
+	if err := proc.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	waitGone(t, pid)
+	lost := e.pod("phoenix")
+	if lost.Status.Phase != corev1.PodUnknown || e.status("phoenix") != "Unknown" {
+		t.Fatalf("phase %s STATUS %s, want Unknown once nothing supervises the pod", lost.Status.Phase, e.status("phoenix"))
+	}
+	if r := e.must("apply", manifest, "--wait"); !strings.Contains(r.stdout, "pod/phoenix restarted") {
+		t.Fatalf("apply of a lost pod: %s", r)
+	}
+	back := e.pod("phoenix")
+	if back.UID != p.UID || back.Status.Phase != corev1.PodRunning {
+		t.Fatalf("uid %s phase %s", back.UID, back.Status.Phase)
+	}
+	app := containerState(back, "app")
+	if app.RestartCount != 1 || app.LastTerminationState.Terminated == nil || app.LastTerminationState.Terminated.Reason != "ContainerStatusUnknown" {
+		t.Fatalf("app %+v: want restartCount 1 and the lost run as lastState", app)
+	}
+	if containerState(back, "init").RestartCount != 1 {
+		t.Fatalf("init containers did not run again: %+v", containerState(back, "init"))
+	}
+	// Applying once more while it runs changes nothing.
+	if r := e.must("apply", manifest); !strings.Contains(r.stdout, "unchanged") {
+		t.Fatalf("apply again: %s", r)
+	}
+}

@@ -103,8 +103,15 @@ func Apply(l Layout, plan *podspec.Plan, opts ApplyOptions) (*ApplyResult, error
 	action := "created"
 	if old, err := FindPod(l, plan.Pod.Namespace, plan.Pod.Name); err == nil {
 		prev, _ := os.ReadFile(old.Paths.appliedFile())
-		running := SupervisorPid(old.Paths) > 0 || !isTerminal(old.Pod)
-		if string(prev) == hash && running {
+		if string(prev) == hash && old.Lost() {
+			// Applied again after its supervisor was lost: run the same pod again,
+			// from its first init container, as a node does after a reboot.
+			if err := revive(l, old, opts); err != nil {
+				return nil, err
+			}
+			return &ApplyResult{Record: old, Action: "restarted"}, nil
+		}
+		if string(prev) == hash && !isTerminal(old.Pod) {
 			return &ApplyResult{Record: old, Action: "unchanged"}, nil
 		}
 		if !opts.Force {
@@ -149,6 +156,29 @@ func Apply(l Layout, plan *podspec.Plan, opts ApplyOptions) (*ApplyResult, error
 		return nil, fmt.Errorf("starting the supervisor of pod %s: %w", rec.Key(), err)
 	}
 	return &ApplyResult{Record: rec, Action: action}, nil
+}
+
+// revive releases what a lost pod may still hold and starts a new supervisor for it.
+func revive(l Layout, rec *Record, opts ApplyOptions) error {
+	if err := teardownSandbox(l, rec.Paths, string(rec.Pod.UID)); err != nil {
+		return fmt.Errorf("releasing what pod %s held before restarting it: %w", rec.Key(), err)
+	}
+	// Until the new supervisor reports, nothing of the pod is ready (`apply
+	// --wait` must not take the lost run's readiness for the new one's).
+	st := rec.View().Status
+	for i := range st.Conditions {
+		if t := st.Conditions[i].Type; t == corev1.PodReady || t == corev1.ContainersReady {
+			st.Conditions[i].Status = corev1.ConditionFalse
+		}
+	}
+	st.Phase, st.Message = corev1.PodPending, ""
+	if err := writeJSON(rec.Paths.StatusFile(), st); err != nil {
+		return err
+	}
+	if err := startSupervisor(rec, opts); err != nil {
+		return fmt.Errorf("restarting the supervisor of pod %s: %w", rec.Key(), err)
+	}
+	return nil
 }
 
 func isTerminal(pod *corev1.Pod) bool {

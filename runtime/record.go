@@ -147,6 +147,29 @@ func FindPod(l Layout, namespace, name string) (*Record, error) {
 	return nil, fmt.Errorf("pods %q %w in namespace %q", name, ErrNotFound, namespace)
 }
 
+// Lost reports whether the pod should be running but its supervisor is not:
+// the host rebooted, or the supervisor was killed. Nothing runs its
+// containers; `podrun apply` of the same manifest starts the pod again.
+func (r *Record) Lost() bool {
+	return r.Pod.Status.StartTime != nil && !isTerminal(r.Pod) && SupervisorPid(r.Paths) == 0
+}
+
+// View is the pod as `get` and `describe` show it: a lost pod's state is
+// Unknown, as the kubelet's is when the node's state cannot be obtained.
+func (r *Record) View() *corev1.Pod {
+	p := r.Pod.DeepCopy()
+	if r.Lost() {
+		p.Status.Phase = corev1.PodUnknown
+		p.Status.Message = "the pod's supervisor is not running (the host rebooted or it was killed): apply the manifest again to restart the pod, or delete it"
+		for _, list := range [][]corev1.ContainerStatus{p.Status.InitContainerStatuses, p.Status.ContainerStatuses} {
+			for i := range list {
+				list[i].Ready = false
+			}
+		}
+	}
+	return p
+}
+
 // Reload re-reads the record from disk.
 func (r *Record) Reload(l Layout) (*Record, error) { return loadRecord(l, r.Paths.Dir) }
 

@@ -99,6 +99,7 @@ func Supervise(l Layout, rec *Record, opts SuperviseOptions) error {
 	}
 	bo := newBackoff(clk, opts.BackoffInitial, opts.BackoffMax)
 	m := newMachine(ctx, rec.Pod, nil, clk, events, bo)
+	m.restore(rec.Pod.Status)
 	deletes := make(chan time.Duration, 4)
 	restarts := make(chan struct{}, 4)
 	go func() {

@@ -205,6 +205,43 @@ func newMachine(ctx context.Context, pod *corev1.Pod, runner containerRunner, cl
 	return m
 }
 
+// restore carries a previous supervisor's view of the pod over to this one,
+// which runs the pod again from its first init container: restart counts go
+// on, and a container that was running when its supervisor was lost ended
+// unknown, as the kubelet reports containers it can no longer find.
+func (m *machine) restore(prev corev1.PodStatus) {
+	if prev.StartTime == nil {
+		return
+	}
+	m.status.StartTime = prev.StartTime // activeDeadlineSeconds counts from the first start
+	now := metav1.NewTime(m.clock.Now())
+	all := append(append([]corev1.ContainerStatus{}, prev.InitContainerStatuses...), prev.ContainerStatuses...)
+	for _, c := range append(append([]*ctr{}, m.inits...), m.apps...) {
+		st, ok := findStatus(all, c.spec.Name)
+		if !ok {
+			continue
+		}
+		last := st.State.Terminated
+		if st.State.Running != nil {
+			last = &corev1.ContainerStateTerminated{
+				ExitCode: 137, Reason: "ContainerStatusUnknown",
+				Message:   "The container could not be located when the pod was terminated",
+				StartedAt: st.State.Running.StartedAt, FinishedAt: now, ContainerID: st.ContainerID,
+			}
+		}
+		if last == nil {
+			last = st.LastTerminationState.Terminated
+		}
+		if last == nil {
+			continue
+		}
+		c.ran = true
+		c.status.RestartCount = st.RestartCount
+		c.status.LastTerminationState = corev1.ContainerState{Terminated: last}
+	}
+	m.events.add("Normal", "Restarting", "", "Running the pod again: its supervisor was lost")
+}
+
 func (m *machine) object(c *ctr) string {
 	if c.init {
 		return fmt.Sprintf("spec.initContainers{%s}", c.spec.Name)

@@ -37,7 +37,7 @@ func describeCommand() *cli.Command {
 				if i > 0 {
 					os.Stdout.WriteString("\n\n")
 				}
-				printers.Describe(os.Stdout, rec.Pod, extra, time.Now())
+				printers.Describe(os.Stdout, rec.View(), extra, time.Now())
 			}
 			return nil
 		},

@@ -66,7 +66,7 @@ func runGet(c *cli.Context) error {
 			return err
 		}
 		for _, r := range recs {
-			pods = append(pods, r.Pod)
+			pods = append(pods, r.View())
 		}
 	} else {
 		for _, n := range names {
@@ -74,7 +74,7 @@ func runGet(c *cli.Context) error {
 			if err != nil {
 				return failed("%v", err)
 			}
-			pods = append(pods, r.Pod)
+			pods = append(pods, r.View())
 		}
 	}
 	out := c.String("output")
