@@ -41,7 +41,7 @@ func Delete(l Layout, rec *Record, opts DeleteOptions) error {
 		// the sandbox down; give it that long and a margin for the teardown.
 		deadline := time.Now().Add(time.Duration(grace)*time.Second + 30*time.Second)
 		for SupervisorPid(rec.Paths) > 0 && time.Now().Before(deadline) {
-			time.Sleep(50 * time.Millisecond)
+			time.Sleep(10 * time.Millisecond)
 		}
 		if pid := SupervisorPid(rec.Paths); pid > 0 {
 			// It still holds the pod's lock, so the pid is the supervisor's.

@@ -128,7 +128,7 @@ func waitForPods(l runtime.Layout, records []*runtime.Record, timeout time.Durat
 			if !deadline.IsZero() && time.Now().After(deadline) {
 				return cli.Exit(fmt.Sprintf("timed out after %s waiting for pod/%s (status %s)", timeout, cur.Pod.Name, statusWord(cur.Pod)), exitTimeout)
 			}
-			time.Sleep(50 * time.Millisecond)
+			time.Sleep(10 * time.Millisecond)
 		}
 	}
 	if failedPods > 0 {

@@ -42,7 +42,7 @@ func (s *Store) copyIn(ctx context.Context, pc *signature.PolicyContext, srcRef 
 		BigFilesTemporaryDir:        s.tmpDir(),
 		// containers/image's blob info cache lives in the store, not in the host's
 		// /var/lib/containers/cache that podman and skopeo own.
-		BlobInfoCacheDir: filepath.Join(s.root, "cache"),
+		BlobInfoCacheDir: s.cacheDir(),
 	}
 	opts := &copy.Options{
 		SourceCtx:             srcSys,
@@ -186,3 +186,7 @@ func (ix *index) referenced() (layers, blobs map[string]bool) {
 	}
 	return layers, blobs
 }
+
+// cacheDir holds containers/image's blob info cache: inside the store, never
+// in the host's /var/lib/containers that podman and skopeo own.
+func (s *Store) cacheDir() string { return filepath.Join(s.root, "cache") }

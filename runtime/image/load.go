@@ -64,7 +64,7 @@ func (s *Store) Load(ctx context.Context, archivePath string, tag string, progre
 	}
 	defer storeLock.Close()
 
-	sys := &types.SystemContext{BigFilesTemporaryDir: s.tmpDir()}
+	sys := &types.SystemContext{BigFilesTemporaryDir: s.tmpDir(), BlobInfoCacheDir: s.cacheDir()}
 	var imgs []*Image
 	switch format {
 	case FormatDockerArchive:

@@ -51,6 +51,7 @@ func (o *PullOptions) systemContext(s *Store, named reference.Named) *types.Syst
 		SystemRegistriesConfPath: o.RegistriesConfPath,
 		DockerRegistryUserAgent:  "podrun",
 		BigFilesTemporaryDir:     s.tmpDir(),
+		BlobInfoCacheDir:         s.cacheDir(),
 	}
 	if o.Insecure || isLoopback(reference.Domain(named)) {
 		sys.DockerInsecureSkipTLSVerify = types.OptionalBoolTrue

@@ -1,0 +1,237 @@
+// Command bench measures podrun on this host — pod start and its phases,
+// per-container overhead, 50 pods, supervisor memory, log throughput — and,
+// with -compare, runs the same work with runc and podman. It prints a
+// Markdown report for the README. It fails only on correctness (a pod that
+// does not run, a log that is not byte-exact, anything left on the host),
+// never on time.
+//
+//	make bench          # podrun alone
+//	make bench-compare  # also runc and podman (installs Debian's)
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+type config struct {
+	podrun, image, busybox string
+	runs, pods             int
+	logBytes               int64
+	compare                bool
+	out                    string
+}
+
+func main() {
+	var c config
+	var logMiB int64
+	flag.StringVar(&c.podrun, "podrun", "bin/podrun", "the podrun binary")
+	flag.StringVar(&c.image, "image", "_output/busybox.tar", "the busybox docker-archive (make image)")
+	flag.IntVar(&c.runs, "runs", 20, "runs of the pod start and per-container benchmarks")
+	flag.IntVar(&c.pods, "pods", 50, "pods of the scale benchmark")
+	flag.Int64Var(&logMiB, "log-mib", 200, "MiB the log benchmark's container writes")
+	flag.BoolVar(&c.compare, "compare", false, "also run runc and podman (needs Debian's runc and podman)")
+	flag.StringVar(&c.out, "o", "", "also write the report to this file")
+	flag.Parse()
+	c.logBytes = logMiB << 20
+	if os.Geteuid() != 0 {
+		fmt.Fprintln(os.Stderr, "the benchmarks run real pods and need root: sudo make bench")
+		os.Exit(2)
+	}
+	for _, p := range []*string{&c.podrun, &c.image} {
+		abs, err := filepath.Abs(*p)
+		if err != nil {
+			fatal(err)
+		}
+		*p = abs
+	}
+	if bb, err := exec.LookPath("busybox"); err == nil {
+		c.busybox = bb
+	}
+	os.Exit(run(c))
+}
+
+func fatal(err error) {
+	fmt.Fprintln(os.Stderr, "bench:", err)
+	os.Exit(1)
+}
+
+var progressStart = time.Now()
+
+func progress(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "[%6.1fs] %s\n", time.Since(progressStart).Seconds(), fmt.Sprintf(format, args...))
+}
+
+// cleanups run once, at the end or on an interrupt.
+var (
+	cleanupMu sync.Mutex
+	cleanups  []func() []string
+)
+
+func atCleanup(f func() []string) {
+	cleanupMu.Lock()
+	defer cleanupMu.Unlock()
+	cleanups = append(cleanups, f)
+}
+
+func runCleanups() []string {
+	cleanupMu.Lock()
+	defer cleanupMu.Unlock()
+	var problems []string
+	for i := len(cleanups) - 1; i >= 0; i-- {
+		problems = append(problems, cleanups[i]()...)
+	}
+	cleanups = nil
+	return problems
+}
+
+// results are everything measured; nil parts were not measured.
+type results struct {
+	machine, load string
+	loadEnd       string
+	start         *startResult
+	once          *onceResult
+	scale         *scaleResult
+	logs          *logsResult
+	runc          samples
+	podmanPlay    samples
+	podmanDown    samples
+	podmanScale   *podmanScale
+	// failures are correctness failures: the bench exits 1.
+	failures []string
+}
+
+func run(c config) int {
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-sigs
+		fmt.Fprintln(os.Stderr, "bench: interrupted, cleaning up")
+		for _, p := range runCleanups() {
+			fmt.Fprintln(os.Stderr, "bench: cleanup:", p)
+		}
+		os.Exit(130)
+	}()
+
+	r := &results{machine: machine(c.podrun), load: loadAverage()}
+	err := measure(c, r)
+	r.failures = append(r.failures, runCleanups()...)
+	if err != nil {
+		r.failures = append(r.failures, err.Error())
+	}
+	report := r.markdown(c)
+	fmt.Print(report)
+	if c.out != "" {
+		if err := os.WriteFile(c.out, []byte(report), 0o644); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+		}
+	}
+	if len(r.failures) > 0 {
+		fmt.Fprintln(os.Stderr, "\nBENCH FAILED:")
+		for _, f := range r.failures {
+			fmt.Fprintln(os.Stderr, "  "+strings.ReplaceAll(f, "\n", "\n    "))
+		}
+		return 1
+	}
+	return 0
+}
+
+func measure(c config, r *results) error {
+	progress("podrun: setting up an environment of its own")
+	e, err := newEnv(c.podrun, c.image)
+	if err != nil {
+		return err
+	}
+	atCleanup(func() []string {
+		var out []string
+		for _, p := range e.close() {
+			out = append(out, "podrun leftover at the end: "+p)
+		}
+		return out
+	})
+	startPath, err := e.manifest("start", fmt.Sprintf(startPodYAML, "start"))
+	if err != nil {
+		return err
+	}
+
+	// With -compare, runc and podman run each of their runs right after
+	// podrun's, so that both meet the same load on a shared host.
+	var rc *runcBench
+	var pm *podmanBench
+	var afterStart, afterOnce func() error
+	if c.compare {
+		progress("runc: an OCI bundle of the same image")
+		if rc, err = newRunc(c.image); err != nil {
+			return err
+		}
+		atCleanup(rc.close)
+		if err := rc.runOnce(); err != nil { // warm-up
+			return err
+		}
+		progress("podman: its own storage, configuration and network namespace")
+		if pm, err = newPodman(c.image); err != nil {
+			return err
+		}
+		atCleanup(func() []string {
+			var out []string
+			for _, p := range pm.close() {
+				out = append(out, "podman cleanup: "+p)
+			}
+			return out
+		})
+		if err := pm.warmUp(startPath); err != nil {
+			return err
+		}
+		afterStart = func() error { return pm.podStart(startPath) }
+		afterOnce = rc.runOnce
+	}
+
+	progress("pod start, %d runs", c.runs)
+	if r.start, err = podStart(e, c.runs, afterStart); err != nil {
+		return err
+	}
+	progress("one container running true, %d runs", c.runs)
+	if r.once, err = perContainer(e, c.runs, afterOnce); err != nil {
+		return err
+	}
+	if c.compare {
+		r.runc, r.podmanPlay, r.podmanDown = rc.times, pm.play, pm.down
+	}
+	progress("podrun: scale, %d pods", c.pods)
+	if r.scale, err = scale(e, c.pods); err != nil {
+		return err
+	}
+	for _, run := range []*scaleRun{&r.scale.sequential, &r.scale.concurrent} {
+		for _, l := range run.leftovers {
+			r.failures = append(r.failures, "podrun leftover after delete --all: "+l)
+		}
+	}
+	if c.compare {
+		progress("podman: scale, %d pods one after another", c.pods)
+		paths := make([]string, c.pods)
+		for i := range paths {
+			paths[i] = filepath.Join(e.dir, scaleName(i)+".yaml")
+		}
+		if r.podmanScale, err = pm.scale(paths); err != nil {
+			return err
+		}
+	}
+	progress("podrun: logs, %s", mib(c.logBytes))
+	if r.logs, err = logsBench(e, c.logBytes, c.busybox); err != nil {
+		return err
+	}
+	if !r.logs.exact {
+		r.failures = append(r.failures, fmt.Sprintf("podrun logs returned %d bytes with sha256 %s; the container wrote %d bytes with sha256 %s",
+			r.logs.gotBytes, r.logs.gotSum, r.logs.bytes, r.logs.wantSum))
+	}
+	r.loadEnd = loadAverage()
+	return nil
+}
