@@ -15,9 +15,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/moby/sys/mountinfo"
 	"github.com/vishvananda/netlink"
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/podrun/podrun/runtime"
 )
 
 var (
@@ -234,48 +235,7 @@ func (e *env) cleanup() {
 
 // leftovers lists what a deleted pod must not leave behind.
 func (e *env) leftovers() []string {
-	var out []string
-	for _, dir := range []string{e.root, e.runRoot} {
-		mounts, _ := mountinfo.GetMounts(mountinfo.PrefixFilter(dir))
-		for _, m := range mounts {
-			out = append(out, "mount "+m.Mountpoint)
-		}
-	}
-	if entries, _ := os.ReadDir(filepath.Join(e.root, "pods")); len(entries) > 0 {
-		for _, en := range entries {
-			out = append(out, "pod record "+en.Name())
-		}
-	}
-	if entries, _ := os.ReadDir(filepath.Join(e.runRoot, "netns")); len(entries) > 0 {
-		for _, en := range entries {
-			out = append(out, "netns "+en.Name())
-		}
-	}
-	if entries, _ := os.ReadDir(filepath.Join(e.runRoot, "pods")); len(entries) > 0 {
-		for _, en := range entries {
-			out = append(out, "run dir "+en.Name())
-		}
-	}
-	if br, err := netlink.LinkByName(e.bridge); err == nil {
-		links, _ := netlink.LinkList()
-		for _, l := range links {
-			if l.Attrs().MasterIndex == br.Attrs().Index {
-				out = append(out, "veth "+l.Attrs().Name)
-			}
-		}
-	}
-	for _, d := range cgroupDirs(e.cgroupParent) {
-		sub, _ := os.ReadDir(d)
-		for _, s := range sub {
-			if s.IsDir() {
-				out = append(out, "cgroup "+filepath.Join(d, s.Name()))
-			}
-		}
-	}
-	for _, p := range processesUnder(e.runRoot) {
-		out = append(out, "process "+p)
-	}
-	return out
+	return runtime.Leftovers(runtime.Layout{Root: e.root, RunRoot: e.runRoot, CgroupParent: e.cgroupParent, Bridge: e.bridge, Subnet: e.subnet})
 }
 
 // cgroupDirs are the parent's directories in every mounted hierarchy.
@@ -288,22 +248,6 @@ func cgroupDirs(parent string) []string {
 		if st, err := os.Stat(d); err == nil && st.IsDir() {
 			out = append(out, d)
 		}
-	}
-	return out
-}
-
-// processesUnder finds processes whose root directory is under dir: the
-// processes of containers whose rootfs podrun mounted there.
-func processesUnder(dir string) []string {
-	var out []string
-	procs, _ := filepath.Glob("/proc/[0-9]*")
-	for _, p := range procs {
-		root, err := os.Readlink(filepath.Join(p, "root"))
-		if err != nil || !strings.HasPrefix(root, dir) {
-			continue
-		}
-		comm, _ := os.ReadFile(filepath.Join(p, "comm"))
-		out = append(out, fmt.Sprintf("%s (%s) root %s", filepath.Base(p), strings.TrimSpace(string(comm)), root))
 	}
 	return out
 }

@@ -211,7 +211,7 @@ func (p *Plan) PodEnv(c *corev1.Container, rt RuntimeInfo) ([]string, error) {
 	for i, ev := range c.Env {
 		val := ev.Value
 		if val != "" {
-			val = expand(val, mapping)
+			val = ExpandFunc(val, mapping)
 		} else if ev.ValueFrom != nil {
 			vf := ev.ValueFrom
 			var err error

@@ -7,7 +7,7 @@ import "strings"
 // a reference to an undefined variable is left as written, an unterminated
 // `$(` is literal, and replacement values are not expanded again.
 func Expand(s string, env map[string]string) string {
-	return expand(s, func(name string) string {
+	return ExpandFunc(s, func(name string) string {
 		if v, ok := env[name]; ok {
 			return v
 		}
@@ -15,7 +15,9 @@ func Expand(s string, env map[string]string) string {
 	})
 }
 
-func expand(input string, mapping func(string) string) string {
+// ExpandFunc is the same expansion with the value of each $(NAME) given by
+// mapping (used where a missing variable is an error, as in subPathExpr).
+func ExpandFunc(input string, mapping func(string) string) string {
 	var buf strings.Builder
 	checkpoint := 0
 	for cursor := 0; cursor < len(input); cursor++ {

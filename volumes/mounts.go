@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/podrun/podrun/podspec"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -192,7 +193,7 @@ func kernelAtLeast(major, minor int) bool {
 // variable that is missing or empty makes the whole expansion fail.
 func expandSubPathExpr(expr string, env map[string]string) (string, error) {
 	missing := map[string]bool{}
-	out := expand(expr, func(name string) string {
+	out := podspec.ExpandFunc(expr, func(name string) string {
 		v, ok := env[name]
 		if !ok || v == "" {
 			missing[name] = true
@@ -203,43 +204,6 @@ func expandSubPathExpr(expr string, env map[string]string) (string, error) {
 		return "", fmt.Errorf("missing value for %s", strings.Join(sortedKeys(missing), ", "))
 	}
 	return out, nil
-}
-
-// expand is third_party/forked/golang/expansion.Expand.
-func expand(input string, mapping func(string) string) string {
-	var buf strings.Builder
-	checkpoint := 0
-	for cursor := 0; cursor < len(input); cursor++ {
-		if input[cursor] != '$' || cursor+1 >= len(input) {
-			continue
-		}
-		buf.WriteString(input[checkpoint:cursor])
-		read, isVar, advance := readVariableName(input[cursor+1:])
-		if isVar {
-			buf.WriteString(mapping(read))
-		} else {
-			buf.WriteString(read)
-		}
-		cursor += advance
-		checkpoint = cursor + 1
-	}
-	return buf.String() + input[checkpoint:]
-}
-
-func readVariableName(input string) (string, bool, int) {
-	switch input[0] {
-	case '$':
-		return "$", false, 1
-	case '(':
-		for i := 1; i < len(input); i++ {
-			if input[i] == ')' {
-				return input[1:i], true, i + 1
-			}
-		}
-		return "$(", false, 1
-	default:
-		return "$" + input[0:1], false, 1
-	}
 }
 
 // bindSubPath makes subPath available as a stable mount source, as the
