@@ -9,7 +9,10 @@ import (
 	"testing"
 	"time"
 
+	v1 "github.com/opencontainers/image-spec/specs-go/v1"
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/podrun/podrun/tools/mkimage/archive"
 )
 
 // fastBackoff makes crash-loop backoff waits short (1s, 2s, 4s cap), like the
@@ -435,5 +438,98 @@ spec:
 	// Applying once more while it runs changes nothing.
 	if r := e.must("apply", manifest); !strings.Contains(r.stdout, "unchanged") {
 		t.Fatalf("apply again: %s", r)
+	}
+}
+
+// With the kubelet's own backoff (10s, then 20s), in real time: the first
+// restart comes at once, the next ones wait 10s and 20s.
+func TestRealTimeBackoffDelays(t *testing.T) {
+	e := newEnv(t)
+	e.apply(`
+apiVersion: v1
+kind: Pod
+metadata: {name: realtime}
+spec:
+  containers:
+  - {name: app, image: busybox:1.28, command: ['sh', '-c', 'exit 1']}
+`)
+	p := e.waitFor("realtime", 90*time.Second, "started four times", func(p *corev1.Pod) bool {
+		return containerState(p, "app").RestartCount >= 3
+	})
+	var starts []time.Time
+	for _, ev := range e.events(p) {
+		if ev["reason"] == "Started" {
+			ts, _ := time.Parse(time.RFC3339Nano, ev["time"].(string))
+			starts = append(starts, ts)
+		}
+	}
+	if len(starts) < 4 {
+		t.Fatalf("%d Started events", len(starts))
+	}
+	gaps := []time.Duration{starts[1].Sub(starts[0]), starts[2].Sub(starts[1]), starts[3].Sub(starts[2])}
+	t.Logf("gaps between runs: %v", gaps)
+	if gaps[0] >= 5*time.Second || gaps[1] < 10*time.Second || gaps[1] >= 15*time.Second || gaps[2] < 20*time.Second || gaps[2] >= 25*time.Second {
+		t.Fatalf("gaps %v, want about 1s, 10s, 20s", gaps)
+	}
+}
+
+func TestImageStopSignalAndStatusStrings(t *testing.T) {
+	e := newEnv(t)
+	// The busybox image again, with STOPSIGNAL SIGUSR1.
+	var layers []archive.Layer
+	for _, l := range imgDockerArchiveLayers(t, testImage) {
+		layers = append(layers, archive.Layer{Tar: l})
+	}
+	img := imgWriteArchive(t, archive.DockerArchive, "stopsig:1", v1.ImageConfig{
+		Env: []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin"}, Cmd: []string{"sh"}, StopSignal: "SIGUSR1",
+	}, layers...)
+	e.must("load", "-i", img)
+	out := t.TempDir()
+	// kubectl walks the containers from the last: with "done" last and
+	// "failing" before it, STATUS is NotReady, then Error once "failing" fails.
+	e.apply(`
+apiVersion: v1
+kind: Pod
+metadata: {name: sig}
+spec:
+  terminationGracePeriodSeconds: 20
+  restartPolicy: Never
+  containers:
+  - name: app
+    image: stopsig:1
+    imagePullPolicy: Never
+    command: ['sh', '-c', 'trap "echo USR1 > /out/sig; exit 0" USR1; trap "echo TERM > /out/sig; exit 0" TERM; while true; do sleep 0.1; done']
+    volumeMounts: [{name: out, mountPath: /out}]
+  - name: failing
+    image: busybox:1.28
+    command: ['sh', '-c', 'sleep 2; exit 4']
+  - name: done
+    image: busybox:1.28
+    command: ['true']
+  volumes: [{name: out, hostPath: {path: ` + out + `}}]
+`)
+	// One container completed, one running: NotReady, as kubectl says.
+	e.waitFor("sig", 30*time.Second, "NotReady", func(*corev1.Pod) bool { return e.status("sig") == "NotReady" })
+	e.waitFor("sig", 30*time.Second, "Error", func(*corev1.Pod) bool { return e.status("sig") == "Error" })
+	// Terminating while the delete runs, then the image's stop signal ends the container.
+	done := make(chan result, 1)
+	go func() { done <- e.podrun("delete", "sig") }()
+	seenTerminating := false
+	for i := 0; i < 100 && !seenTerminating; i++ {
+		r := e.podrun("get", "sig")
+		seenTerminating = strings.Contains(r.stdout, "Terminating")
+		if r.code != 0 {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if r := <-done; r.code != 0 {
+		t.Fatalf("delete: %s", r)
+	}
+	if !seenTerminating {
+		t.Error("STATUS never showed Terminating during the delete")
+	}
+	if data, _ := os.ReadFile(filepath.Join(out, "sig")); string(data) != "USR1\n" {
+		t.Fatalf("the container was stopped with %q, want the image's STOPSIGNAL (USR1)", data)
 	}
 }
