@@ -1,12 +1,12 @@
 # podrun — see README.md. Targets that run pods need root.
 GO       ?= go
-TAGS     := containers_image_openpgp exclude_graphdriver_btrfs exclude_graphdriver_devicemapper
+TAGS     := containers_image_openpgp exclude_graphdriver_btrfs exclude_graphdriver_devicemapper seccomp
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 BIN      := bin/podrun
 OUT      := _output
 BUSYBOX  := $(OUT)/busybox.tar
 # Debian packages the tests and the example need.
-APT_PKGS := busybox-static docker-registry skopeo iproute2 nftables
+APT_PKGS := busybox-static docker-registry skopeo iproute2 nftables libseccomp-dev pkg-config
 
 SHELL    := /bin/bash
 comma    := ,

@@ -38,7 +38,7 @@ func TestMain(m *testing.M) {
 	podrunBin = os.Getenv("PODRUN_BIN")
 	if podrunBin == "" {
 		podrunBin = filepath.Join(tmp, "podrun")
-		cmd := exec.Command("go", "build", "-tags", "containers_image_openpgp exclude_graphdriver_btrfs exclude_graphdriver_devicemapper", "-o", podrunBin, "../cmd/podrun")
+		cmd := exec.Command("go", "build", "-tags", "containers_image_openpgp exclude_graphdriver_btrfs exclude_graphdriver_devicemapper seccomp", "-o", podrunBin, "../cmd/podrun")
 		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 		if err := cmd.Run(); err != nil {
 			fmt.Fprintln(os.Stderr, "building podrun:", err)

@@ -17,6 +17,7 @@ import (
 	"github.com/opencontainers/runc/libcontainer"
 	"github.com/opencontainers/runc/libcontainer/specconv"
 	specs "github.com/opencontainers/runtime-spec/specs-go"
+	corev1 "k8s.io/api/core/v1"
 
 	// libcontainer's cgroup manager needs the device-rule backend registered.
 	_ "github.com/opencontainers/cgroups/devices"
@@ -65,6 +66,8 @@ type containerConfig struct {
 	OOMScoreAdj                *int
 	Sysctls                    map[string]string
 	MaskedPaths, ReadonlyPaths []string
+	Seccomp                    *corev1.SeccompProfile
+	SeccompDir                 string
 }
 
 func newContainerID() string {
@@ -189,9 +192,15 @@ type runningContainer struct {
 // startContainer creates and starts a container whose stdout and stderr are
 // relayed by relay (called once per stream, in its own goroutine).
 func startContainer(stateRoot string, cfg *containerConfig, relay func(stream string, r io.Reader)) (*runningContainer, error) {
+	spec := cfg.spec()
+	filter, err := seccompFilter(cfg.Seccomp, cfg.Privileged, cfg.SeccompDir, spec)
+	if err != nil {
+		return nil, err
+	}
+	spec.Linux.Seccomp = filter
 	lcConfig, err := specconv.CreateLibcontainerConfig(&specconv.CreateOpts{
 		CgroupName: cfg.ID,
-		Spec:       cfg.spec(),
+		Spec:       spec,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("building container config: %w", err)

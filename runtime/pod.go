@@ -283,6 +283,7 @@ func (r *podRunner) containerConfig(c *corev1.Container, img *image.Image, id, r
 			cfg.Sysctls[s.Name] = s.Value
 		}
 	}
+	cfg.Seccomp, cfg.SeccompDir = seccompProfile(r.plan.Pod, c), r.l.SeccompDir()
 	adj := restrictOOMScoreAdj(oomScoreAdj(r.plan, c))
 	cfg.OOMScoreAdj = &adj
 	return cfg, nil

@@ -15,9 +15,6 @@ func Unhonoured(pod *corev1.Pod) []string {
 		out = append(out, fmt.Sprintf("%s: %s is not supported by podrun yet and is ignored", path, what))
 	}
 	if sc := pod.Spec.SecurityContext; sc != nil {
-		if sc.SeccompProfile != nil && sc.SeccompProfile.Type != corev1.SeccompProfileTypeUnconfined {
-			add("spec.securityContext.seccompProfile", "seccomp")
-		}
 		if sc.AppArmorProfile != nil && sc.AppArmorProfile.Type != corev1.AppArmorProfileTypeUnconfined {
 			add("spec.securityContext.appArmorProfile", "AppArmor")
 		}
@@ -35,9 +32,6 @@ func Unhonoured(pod *corev1.Pod) []string {
 				add(p+".stdin/tty", "attaching a terminal")
 			}
 			if sc := c.SecurityContext; sc != nil {
-				if sc.SeccompProfile != nil && sc.SeccompProfile.Type != corev1.SeccompProfileTypeUnconfined {
-					add(p+".securityContext.seccompProfile", "seccomp")
-				}
 				if sc.AppArmorProfile != nil && sc.AppArmorProfile.Type != corev1.AppArmorProfileTypeUnconfined {
 					add(p+".securityContext.appArmorProfile", "AppArmor")
 				}
