@@ -3,7 +3,6 @@ package integration
 import (
 	"archive/tar"
 	"bytes"
-	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -12,11 +11,6 @@ import (
 	"io/fs"
 	"maps"
 	"math/rand"
-	"net"
-	"net/http"
-	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"os"
 	"os/exec"
 	"path"
@@ -24,22 +18,15 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/containers/image/v5/copy"
-	"github.com/containers/image/v5/docker"
-	dockerarchive "github.com/containers/image/v5/docker/archive"
-	ociarchive "github.com/containers/image/v5/oci/archive"
-	"github.com/containers/image/v5/signature"
-	"github.com/containers/image/v5/types"
 	v1 "github.com/opencontainers/image-spec/specs-go/v1"
-	"golang.org/x/crypto/bcrypt"
 	"golang.org/x/sys/unix"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/podrun/podrun/internal/testregistry"
 	"github.com/podrun/podrun/tools/mkimage/archive"
 )
 
@@ -47,261 +34,6 @@ import (
 // seconds (the flags scale the image-pull backoff as well as the crash-loop one).
 func imgFastBackoff(args ...string) []string {
 	return append([]string{"--crashloop-backoff-initial", "1s", "--crashloop-backoff-max", "4s"}, args...)
-}
-
-// imgRegistry is Debian's docker-registry on 127.0.0.1, started for one test, behind a
-// reverse proxy that records every request: podrun pulls through the proxy (addr), the
-// test pushes straight to the registry (direct).
-type imgRegistry struct {
-	direct     string // host:port of the registry
-	addr       string // host:port of the counting proxy
-	user, pass string // basic-auth credentials when htpasswd-protected
-	cacheDir   string // blob info cache of the test's pushes (never the host's)
-
-	mu       sync.Mutex
-	requests []string // "METHOD /path"
-}
-
-// imgRequireTool returns the path of bin, installing Debian's pkg when it is missing; it
-// fails (never skips) when that is impossible.
-func imgRequireTool(tb testing.TB, bin, pkg string) string {
-	tb.Helper()
-	if p, err := exec.LookPath(bin); err == nil {
-		return p
-	}
-	install := func() ([]byte, error) {
-		cmd := exec.Command("apt-get", "install", "-y", "--no-install-recommends", pkg)
-		cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
-		return cmd.CombinedOutput()
-	}
-	out, err := install()
-	if err != nil {
-		if upd, uerr := exec.Command("apt-get", "update").CombinedOutput(); uerr != nil {
-			out = append(out, upd...)
-		} else {
-			out, err = install()
-		}
-	}
-	p, lerr := exec.LookPath(bin)
-	if lerr != nil {
-		tb.Fatalf("these tests need Debian's %s package (apt-get install %s); installing it failed: %v\n%s", pkg, pkg, err, out)
-	}
-	return p
-}
-
-func imgFreePort(tb testing.TB) string {
-	tb.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
-
-// startImgRegistry starts docker-registry on a free loopback port (with htpasswd auth
-// when withAuth) and stops it, by pid, when the test ends.
-func startImgRegistry(tb testing.TB, withAuth bool) *imgRegistry {
-	tb.Helper()
-	bin := imgRequireTool(tb, "docker-registry", "docker-registry")
-	dir := tb.TempDir()
-	r := &imgRegistry{direct: imgFreePort(tb), cacheDir: filepath.Join(dir, "blob-info-cache")}
-	auth := ""
-	if withAuth {
-		r.user, r.pass = "podrun", "s3cret-pass"
-		hash, err := bcrypt.GenerateFromPassword([]byte(r.pass), bcrypt.MinCost)
-		if err != nil {
-			tb.Fatal(err)
-		}
-		htpasswd := filepath.Join(dir, "htpasswd")
-		if err := os.WriteFile(htpasswd, []byte(r.user+":"+string(hash)+"\n"), 0o600); err != nil {
-			tb.Fatal(err)
-		}
-		auth = fmt.Sprintf("auth:\n  htpasswd:\n    realm: podrun-test\n    path: %s\n", htpasswd)
-	}
-	config := fmt.Sprintf(`version: 0.1
-log:
-  level: warn
-  accesslog:
-    disabled: true
-storage:
-  filesystem:
-    rootdirectory: %s
-  delete:
-    enabled: true
-http:
-  addr: %s
-%s`, filepath.Join(dir, "data"), r.direct, auth)
-	cfgPath := filepath.Join(dir, "config.yml")
-	if err := os.WriteFile(cfgPath, []byte(config), 0o644); err != nil {
-		tb.Fatal(err)
-	}
-	var logs bytes.Buffer
-	cmd := exec.Command(bin, "serve", cfgPath)
-	cmd.Stdout, cmd.Stderr = &logs, &logs
-	if err := cmd.Start(); err != nil {
-		tb.Fatalf("starting %s: %v", bin, err)
-	}
-	pid := cmd.Process.Pid
-	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(exited) }()
-	tb.Cleanup(func() {
-		_ = syscall.Kill(pid, syscall.SIGKILL)
-		<-exited
-	})
-	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		resp, err := http.Get("http://" + r.direct + "/v2/")
-		if err == nil {
-			resp.Body.Close()
-			break
-		}
-		select {
-		case <-exited:
-			tb.Fatalf("docker-registry exited: %s", logs.String())
-		default:
-		}
-		if time.Now().After(deadline) {
-			tb.Fatalf("docker-registry did not start on %s: %v\n%s", r.direct, err, logs.String())
-		}
-	}
-	target, _ := url.Parse("http://" + r.direct)
-	proxy := httputil.NewSingleHostReverseProxy(target)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		r.mu.Lock()
-		r.requests = append(r.requests, req.Method+" "+req.URL.Path)
-		r.mu.Unlock()
-		proxy.ServeHTTP(w, req)
-	}))
-	tb.Cleanup(srv.Close)
-	r.addr = strings.TrimPrefix(srv.URL, "http://")
-	return r
-}
-
-// push copies the archive at path (docker-archive or oci-archive) to the registry as
-// repoTag with containers/image.
-func (r *imgRegistry) push(tb testing.TB, format, path, repoTag string) {
-	tb.Helper()
-	var (
-		src types.ImageReference
-		err error
-	)
-	if format == archive.DockerArchive {
-		src, err = dockerarchive.NewReference(path, nil)
-	} else {
-		src, err = ociarchive.NewReference(path, "")
-	}
-	if err != nil {
-		tb.Fatal(err)
-	}
-	dst, err := docker.ParseReference("//" + r.direct + "/" + repoTag)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	pc, err := signature.NewPolicyContext(&signature.Policy{Default: []signature.PolicyRequirement{signature.NewPRInsecureAcceptAnything()}})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer pc.Destroy()
-	tmp := tb.TempDir()
-	srcSys := &types.SystemContext{BlobInfoCacheDir: r.cacheDir, BigFilesTemporaryDir: tmp}
-	// Explicit (possibly empty) credentials: never look at the host's auth files.
-	dstSys := &types.SystemContext{
-		DockerInsecureSkipTLSVerify: types.OptionalBoolTrue,
-		BlobInfoCacheDir:            r.cacheDir,
-		BigFilesTemporaryDir:        tmp,
-		DockerAuthConfig:            &types.DockerAuthConfig{Username: r.user, Password: r.pass},
-	}
-	if err := os.MkdirAll(r.cacheDir, 0o700); err != nil {
-		tb.Fatal(err)
-	}
-	if _, err := copy.Image(context.Background(), pc, dst, src, &copy.Options{SourceCtx: srcSys, DestinationCtx: dstSys}); err != nil {
-		tb.Fatalf("pushing %s to %s: %v", path, repoTag, err)
-	}
-}
-
-// imgManifest is what the registry holds for a tag.
-type imgManifest struct {
-	Digest string // the manifest's digest
-	Config string // config digest = the image ID
-	Layers []string
-	// DiffIDs from the config: the names of the unpacked layers in the store.
-	DiffIDs []string
-}
-
-func (r *imgRegistry) get(tb testing.TB, p string, accept ...string) ([]byte, http.Header) {
-	tb.Helper()
-	req, err := http.NewRequest(http.MethodGet, "http://"+r.direct+p, nil)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	for _, a := range accept {
-		req.Header.Add("Accept", a)
-	}
-	if r.user != "" {
-		req.SetBasicAuth(r.user, r.pass)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil || resp.StatusCode != http.StatusOK {
-		tb.Fatalf("GET %s: %s %v\n%s", p, resp.Status, err, body)
-	}
-	return body, resp.Header
-}
-
-// manifest reads repo:tag's manifest and config straight from the registry.
-func (r *imgRegistry) manifest(tb testing.TB, repo, tag string) imgManifest {
-	tb.Helper()
-	body, hdr := r.get(tb, "/v2/"+repo+"/manifests/"+tag, v1.MediaTypeImageManifest, "application/vnd.docker.distribution.manifest.v2+json")
-	var m struct {
-		Config struct{ Digest string }   `json:"config"`
-		Layers []struct{ Digest string } `json:"layers"`
-	}
-	if err := json.Unmarshal(body, &m); err != nil {
-		tb.Fatalf("manifest of %s:%s: %v\n%s", repo, tag, err, body)
-	}
-	out := imgManifest{Digest: hdr.Get("Docker-Content-Digest"), Config: m.Config.Digest}
-	for _, l := range m.Layers {
-		out.Layers = append(out.Layers, l.Digest)
-	}
-	cfgBody, _ := r.get(tb, "/v2/"+repo+"/blobs/"+m.Config.Digest)
-	var cfg v1.Image
-	if err := json.Unmarshal(cfgBody, &cfg); err != nil {
-		tb.Fatal(err)
-	}
-	for _, d := range cfg.RootFS.DiffIDs {
-		out.DiffIDs = append(out.DiffIDs, d.String())
-	}
-	return out
-}
-
-// blobGets counts the GETs of each blob the proxy has seen.
-func (r *imgRegistry) blobGets() map[string]int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	out := map[string]int{}
-	for _, req := range r.requests {
-		if i := strings.Index(req, "/blobs/"); strings.HasPrefix(req, "GET /v2/") && i > 0 {
-			out[req[i+len("/blobs/"):]]++
-		}
-	}
-	return out
-}
-
-// count counts the proxy's requests for exactly this path (any method).
-func (r *imgRegistry) count(p string) int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	n := 0
-	for _, req := range r.requests {
-		if _, rp, _ := strings.Cut(req, " "); rp == p {
-			n++
-		}
-	}
-	return n
 }
 
 // imgPodrunEnv runs podrun with this env's global flags and extra environment variables
@@ -529,18 +261,18 @@ func (e *env) imgEvents(pod, reason string) []string {
 // no blob at all.
 func TestImagePullFromRegistry(t *testing.T) {
 	e := newEnv(t)
-	reg := startImgRegistry(t, false)
-	reg.push(t, archive.DockerArchive, testImage, "busybox:1.28")
+	reg := testregistry.Start(t, false)
+	reg.Push(t, archive.DockerArchive, testImage, "busybox:1.28")
 	base := imgDockerArchiveLayers(t, testImage)[0]
 	extra := imgWriteArchive(t, archive.DockerArchive, "", imgBusyboxConfig,
 		archive.Layer{Tar: base}, imgDirLayer(t, map[string]string{"extra/hello": "hello from the extra layer\n"}))
-	reg.push(t, archive.DockerArchive, extra, "busybox:1.28-extra")
-	a, b := reg.manifest(t, "busybox", "1.28"), reg.manifest(t, "busybox", "1.28-extra")
+	reg.Push(t, archive.DockerArchive, extra, "busybox:1.28-extra")
+	a, b := reg.Manifest(t, "busybox", "1.28"), reg.Manifest(t, "busybox", "1.28-extra")
 	if len(a.Layers) != 1 || len(b.Layers) != 2 || b.Layers[0] != a.Layers[0] {
 		t.Fatalf("setup: the two images should share their base layer blob: %v, %v", a.Layers, b.Layers)
 	}
 
-	refA := reg.addr + "/busybox:1.28"
+	refA := reg.Addr + "/busybox:1.28"
 	r := e.must("pull", refA)
 	if got := strings.TrimSpace(r.stdout); got != a.Config {
 		t.Errorf("pull printed %q, want the image ID %s", got, a.Config)
@@ -549,14 +281,14 @@ func TestImagePullFromRegistry(t *testing.T) {
 	if !strings.Contains(r.stderr, "Copying blob sha256:") || strings.Contains(r.stderr, "\r") {
 		t.Errorf("pull progress is not one plain line per blob:\n%s", r.stderr)
 	}
-	gets := reg.blobGets()
+	gets := reg.BlobGets()
 	for _, d := range append([]string{a.Config}, a.Layers...) {
 		if gets[d] != 1 {
 			t.Errorf("pulling %s fetched blob %s %d times, want 1", refA, d, gets[d])
 		}
 	}
 
-	row, ok := e.imgFind(reg.addr+"/busybox", "1.28")
+	row, ok := e.imgFind(reg.Addr+"/busybox", "1.28")
 	if !ok {
 		t.Fatalf("images does not list %s:\n%v", refA, e.imgImages())
 	}
@@ -570,9 +302,9 @@ func TestImagePullFromRegistry(t *testing.T) {
 	}
 
 	// b shares the base layer: only its own layer and config are fetched.
-	refB := reg.addr + "/busybox:1.28-extra"
+	refB := reg.Addr + "/busybox:1.28-extra"
 	r = e.must("pull", refB)
-	after := reg.blobGets()
+	after := reg.BlobGets()
 	if after[b.Layers[0]] != 1 {
 		t.Errorf("the shared base layer was fetched again (%d GETs in all)", after[b.Layers[0]])
 	}
@@ -584,7 +316,7 @@ func TestImagePullFromRegistry(t *testing.T) {
 	if !strings.Contains(r.stderr, "skipped: already exists") {
 		t.Errorf("progress of %s does not show the base layer skipped:\n%s", refB, r.stderr)
 	}
-	rowB, ok := e.imgFind(reg.addr+"/busybox", "1.28-extra")
+	rowB, ok := e.imgFind(reg.Addr+"/busybox", "1.28-extra")
 	if !ok || rowB.id != imgShortID(b.Config) {
 		t.Errorf("images lists %s as %+v (found %v), want ID %s", refB, rowB, ok, imgShortID(b.Config))
 	}
@@ -593,7 +325,7 @@ func TestImagePullFromRegistry(t *testing.T) {
 	// Both again: the manifests are checked, no blob is downloaded.
 	e.must("pull", refA)
 	e.must("pull", refB)
-	if again := reg.blobGets(); !maps.Equal(again, after) {
+	if again := reg.BlobGets(); !maps.Equal(again, after) {
 		var fetched []string
 		for d, n := range again {
 			if n > after[d] {
@@ -636,12 +368,12 @@ func imgOpenPty(t *testing.T) (ptm, tty *os.File) {
 // of the plain lines it prints for logs.
 func TestImagePullProgressOnTerminal(t *testing.T) {
 	e := newEnv(t)
-	reg := startImgRegistry(t, false)
-	reg.push(t, archive.DockerArchive, testImage, "busybox:1.28")
-	m := reg.manifest(t, "busybox", "1.28")
+	reg := testregistry.Start(t, false)
+	reg.Push(t, archive.DockerArchive, testImage, "busybox:1.28")
+	m := reg.Manifest(t, "busybox", "1.28")
 	ptm, tty := imgOpenPty(t)
 	defer ptm.Close()
-	cmd := exec.Command(podrunBin, e.args("pull", reg.addr+"/busybox:1.28")...)
+	cmd := exec.Command(podrunBin, e.args("pull", reg.Addr+"/busybox:1.28")...)
 	var stdout bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, tty
 	if err := cmd.Start(); err != nil {
@@ -669,10 +401,10 @@ func TestImagePullProgressOnTerminal(t *testing.T) {
 // A pod whose image is only in the registry is pulled when it starts; Always pulls on
 // every container start, IfNotPresent only once; Never refuses an absent image at apply.
 func TestImagePullPolicyInPods(t *testing.T) {
-	reg := startImgRegistry(t, false)
-	reg.push(t, archive.DockerArchive, testImage, "busybox:1.28")
-	ref := reg.addr + "/busybox:1.28"
-	m := reg.manifest(t, "busybox", "1.28")
+	reg := testregistry.Start(t, false)
+	reg.Push(t, archive.DockerArchive, testImage, "busybox:1.28")
+	ref := reg.Addr + "/busybox:1.28"
+	m := reg.Manifest(t, "busybox", "1.28")
 	tagPath := "/v2/busybox/manifests/1.28"
 
 	tests := []struct {
@@ -685,7 +417,7 @@ func TestImagePullPolicyInPods(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(string(tc.policy), func(t *testing.T) {
 			e := newEnv(t)
-			before := reg.count(tagPath)
+			before := reg.Count(tagPath)
 			e.must(imgFastBackoff("apply", e.manifest(fmt.Sprintf(`
 apiVersion: v1
 kind: Pod
@@ -703,15 +435,15 @@ spec:
 				return containerState(p, "c").RestartCount >= 2
 			})
 			st := containerState(p, "c")
-			if st.ImageID != reg.addr+"/busybox@"+m.Digest || st.Image != ref {
-				t.Errorf("image %q, imageID %q; want %q and %q", st.Image, st.ImageID, ref, reg.addr+"/busybox@"+m.Digest)
+			if st.ImageID != reg.Addr+"/busybox@"+m.Digest || st.Image != ref {
+				t.Errorf("image %q, imageID %q; want %q and %q", st.Image, st.ImageID, ref, reg.Addr+"/busybox@"+m.Digest)
 			}
 			if ev := e.imgEvents("pulled", "Pulled"); len(ev) == 0 || !strings.Contains(ev[0], fmt.Sprintf("Successfully pulled image %q", ref)) {
 				t.Errorf("Pulled events: %q", ev)
 			}
 			starts := int(containerState(e.pod("pulled"), "c").RestartCount) + 1
 			pulling := e.imgEvents("pulled", "Pulling")
-			pulls := reg.count(tagPath) - before
+			pulls := reg.Count(tagPath) - before
 			t.Logf("%d starts, %d Pulling events, %d requests for the tag", starts, len(pulling), pulls)
 			if tc.pullEveryStart {
 				// The kubelet pulls before every start: at least the 3 starts seen above.
@@ -754,7 +486,7 @@ spec:
 // A missing tag leaves the container waiting in ErrImagePull, then ImagePullBackOff, with
 // the registry's error; the pod stays Pending and starts once the tag is pushed.
 func TestImagePullMissingTag(t *testing.T) {
-	reg := startImgRegistry(t, false)
+	reg := testregistry.Start(t, false)
 	tests := []struct {
 		name, container, prefix string
 		manifest                func(image string) string
@@ -794,7 +526,7 @@ spec:
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)
 			tag := fmt.Sprintf("late-%d", i)
-			image := reg.addr + "/busybox:" + tag
+			image := reg.Addr + "/busybox:" + tag
 			e.must(imgFastBackoff("apply", e.manifest(tc.manifest(image)))...)
 
 			// Both reasons come back on every retry: collect what get shows until both
@@ -841,7 +573,7 @@ spec:
 				t.Errorf("no BackOff event")
 			}
 
-			reg.push(t, archive.DockerArchive, testImage, "busybox:"+tag)
+			reg.Push(t, archive.DockerArchive, testImage, "busybox:"+tag)
 			p := e.waitPhase("late", corev1.PodRunning, 30*time.Second)
 			if st := containerState(p, "app"); st.State.Running == nil {
 				t.Errorf("app %+v, want running", st.State)
@@ -856,11 +588,11 @@ spec:
 // A registry with htpasswd: podrun finds credentials where podman and docker keep them,
 // and reports the registry's 401 without them.
 func TestImagePullAuthenticated(t *testing.T) {
-	reg := startImgRegistry(t, true)
-	reg.push(t, archive.DockerArchive, testImage, "private/busybox:1.28")
-	ref := reg.addr + "/private/busybox:1.28"
-	creds := base64.StdEncoding.EncodeToString([]byte(reg.user + ":" + reg.pass))
-	authJSON, _ := json.Marshal(map[string]any{"auths": map[string]any{reg.addr: map[string]string{"auth": creds}}})
+	reg := testregistry.Start(t, true)
+	reg.Push(t, archive.DockerArchive, testImage, "private/busybox:1.28")
+	ref := reg.Addr + "/private/busybox:1.28"
+	creds := base64.StdEncoding.EncodeToString([]byte(reg.User + ":" + reg.Pass))
+	authJSON, _ := json.Marshal(map[string]any{"auths": map[string]any{reg.Addr: map[string]string{"auth": creds}}})
 	writeAuth := func(t *testing.T, p string) {
 		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
 			t.Fatal(err)
@@ -889,7 +621,7 @@ func TestImagePullAuthenticated(t *testing.T) {
 		if r := e.imgPodrunEnv(env, "pull", "--authfile", authFile, ref); r.code != 0 {
 			t.Fatalf("pull: %s", r)
 		}
-		if _, ok := e.imgFind(reg.addr+"/private/busybox", "1.28"); !ok {
+		if _, ok := e.imgFind(reg.Addr+"/private/busybox", "1.28"); !ok {
 			t.Errorf("images does not list %s", ref)
 		}
 	})
@@ -1047,15 +779,15 @@ spec:
 // Three `podrun pull` processes of one image all succeed and each blob is downloaded once.
 func TestImagePullConcurrentProcesses(t *testing.T) {
 	e := newEnv(t)
-	reg := startImgRegistry(t, false)
+	reg := testregistry.Start(t, false)
 	// Incompressible, so that the download takes long enough for the pulls to overlap.
 	rnd := make([]byte, 4<<20)
 	rand.New(rand.NewSource(7)).Read(rnd)
 	img := imgWriteArchive(t, archive.OCIArchive, "", imgBusyboxConfig,
 		imgDirLayer(t, map[string]string{"random": string(rnd)}), imgDirLayer(t, map[string]string{"small": "s"}))
-	reg.push(t, archive.OCIArchive, img, "concurrent/img:1")
-	m := reg.manifest(t, "concurrent/img", "1")
-	ref := reg.addr + "/concurrent/img:1"
+	reg.Push(t, archive.OCIArchive, img, "concurrent/img:1")
+	m := reg.Manifest(t, "concurrent/img", "1")
+	ref := reg.Addr + "/concurrent/img:1"
 
 	cmds := make([]*exec.Cmd, 3)
 	outs := make([]*bytes.Buffer, 3)
@@ -1077,7 +809,7 @@ func TestImagePullConcurrentProcesses(t *testing.T) {
 			t.Errorf("pull %d did not print the image ID %s:\n%s", i, m.Config, outs[i])
 		}
 	}
-	gets := reg.blobGets()
+	gets := reg.BlobGets()
 	for _, d := range append([]string{m.Config}, m.Layers...) {
 		if gets[d] != 1 {
 			t.Errorf("blob %s downloaded %d times by 3 concurrent pulls, want 1", d, gets[d])
@@ -1085,7 +817,7 @@ func TestImagePullConcurrentProcesses(t *testing.T) {
 	}
 	n := 0
 	for _, r := range e.imgImages() {
-		if r.repo == reg.addr+"/concurrent/img" {
+		if r.repo == reg.Addr+"/concurrent/img" {
 			n++
 		}
 	}
@@ -1219,10 +951,10 @@ func TestImageLoadMaliciousLayer(t *testing.T) {
 // same image to a dir: (download only). Most of podrun's extra time is unpacking, i.e.
 // creating busybox's ~460 applet symlinks, which is slow on a busy ext4 (inode allocation).
 func BenchmarkPullVsSkopeo(b *testing.B) {
-	skopeo := imgRequireTool(b, "skopeo", "skopeo")
-	reg := startImgRegistry(b, false)
-	reg.push(b, archive.DockerArchive, testImage, "busybox:1.28")
-	ref := reg.addr + "/busybox:1.28"
+	skopeo := testregistry.RequireTool(b, "skopeo", "skopeo")
+	reg := testregistry.Start(b, false)
+	reg.Push(b, archive.DockerArchive, testImage, "busybox:1.28")
+	ref := reg.Addr + "/busybox:1.28"
 	run := func(name string, args ...string) time.Duration {
 		cmd := exec.Command(name, args...)
 		start := time.Now()

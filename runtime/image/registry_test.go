@@ -7,11 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
-	"net/http"
-	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,181 +15,12 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
-	"github.com/containers/image/v5/copy"
-	"github.com/containers/image/v5/docker"
-	ociarchive "github.com/containers/image/v5/oci/archive"
-	"github.com/containers/image/v5/signature"
-	"github.com/containers/image/v5/types"
-	digest "github.com/opencontainers/go-digest"
 	v1 "github.com/opencontainers/image-spec/specs-go/v1"
-	"golang.org/x/crypto/bcrypt"
 
+	"github.com/podrun/podrun/internal/testregistry"
 	"github.com/podrun/podrun/tools/mkimage/archive"
 )
-
-// testRegistry is Debian's docker-registry on 127.0.0.1, with a counting reverse proxy in
-// front of it for pulls.
-type testRegistry struct {
-	direct string // host:port of the registry (pushes go here)
-	addr   string // host:port of the proxy (pulls go here)
-	user   string // basic-auth user, when htpasswd-protected
-	pass   string
-
-	mu       sync.Mutex
-	requests []string // "GET /v2/..." seen by the proxy
-}
-
-// requireRegistry returns the docker-registry binary, installing Debian's package when it
-// is missing; it fails (never skips) the test when that is impossible.
-func requireRegistry(t testing.TB) string {
-	t.Helper()
-	const bin = "/usr/bin/docker-registry"
-	if _, err := os.Stat(bin); err == nil {
-		return bin
-	}
-	install := func() ([]byte, error) {
-		cmd := exec.Command("apt-get", "install", "-y", "--no-install-recommends", "docker-registry")
-		cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
-		return cmd.CombinedOutput()
-	}
-	out, err := install()
-	if err != nil {
-		if upd, uerr := exec.Command("apt-get", "update").CombinedOutput(); uerr != nil {
-			out = append(out, upd...)
-		} else {
-			out, err = install()
-		}
-	}
-	if _, serr := os.Stat(bin); serr != nil {
-		t.Fatalf("registry tests need Debian's docker-registry package (apt-get install docker-registry); installing it failed: %v\n%s", err, out)
-	}
-	return bin
-}
-
-func startRegistry(t testing.TB, withAuth bool) *testRegistry {
-	t.Helper()
-	bin := requireRegistry(t)
-	dir := t.TempDir()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := &testRegistry{direct: l.Addr().String()}
-	l.Close()
-
-	auth := ""
-	if withAuth {
-		r.user, r.pass = "podrun", "s3cret-pass"
-		hash, err := bcrypt.GenerateFromPassword([]byte(r.pass), bcrypt.MinCost)
-		if err != nil {
-			t.Fatal(err)
-		}
-		htpasswd := filepath.Join(dir, "htpasswd")
-		if err := os.WriteFile(htpasswd, []byte(r.user+":"+string(hash)+"\n"), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		auth = fmt.Sprintf("auth:\n  htpasswd:\n    realm: podrun-test\n    path: %s\n", htpasswd)
-	}
-	config := fmt.Sprintf(`version: 0.1
-log:
-  level: warn
-  accesslog:
-    disabled: true
-storage:
-  filesystem:
-    rootdirectory: %s
-  delete:
-    enabled: true
-http:
-  addr: %s
-%s`, filepath.Join(dir, "data"), r.direct, auth)
-	cfgPath := filepath.Join(dir, "config.yml")
-	if err := os.WriteFile(cfgPath, []byte(config), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	var logs bytes.Buffer
-	cmd := exec.Command(bin, "serve", cfgPath)
-	cmd.Stdout, cmd.Stderr = &logs, &logs
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("starting %s: %v", bin, err)
-	}
-	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(exited) }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		<-exited
-	})
-	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		resp, err := http.Get("http://" + r.direct + "/v2/")
-		if err == nil {
-			resp.Body.Close()
-			break
-		}
-		select {
-		case <-exited:
-			t.Fatalf("docker-registry exited: %s", logs.String())
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("docker-registry did not start on %s: %v\n%s", r.direct, err, logs.String())
-		}
-	}
-
-	target, _ := url.Parse("http://" + r.direct)
-	proxy := httputil.NewSingleHostReverseProxy(target)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		r.mu.Lock()
-		r.requests = append(r.requests, req.Method+" "+req.URL.Path)
-		r.mu.Unlock()
-		proxy.ServeHTTP(w, req)
-	}))
-	t.Cleanup(srv.Close)
-	r.addr = strings.TrimPrefix(srv.URL, "http://")
-	return r
-}
-
-// blobGets counts the proxy's GETs of blob d.
-func (r *testRegistry) blobGets(d string) int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	n := 0
-	for _, req := range r.requests {
-		if strings.HasPrefix(req, "GET /v2/") && strings.HasSuffix(req, "/blobs/"+d) {
-			n++
-		}
-	}
-	return n
-}
-
-// push copies the oci-archive at path to the registry as repoTag (all platforms) and
-// returns the pushed manifest's digest.
-func (r *testRegistry) push(t testing.TB, path, repoTag string) string {
-	t.Helper()
-	src, err := ociarchive.NewReference(path, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dst, err := docker.ParseReference("//" + r.direct + "/" + repoTag)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pc, err := signature.NewPolicyContext(&signature.Policy{Default: []signature.PolicyRequirement{signature.NewPRInsecureAcceptAnything()}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pc.Destroy()
-	sys := &types.SystemContext{DockerInsecureSkipTLSVerify: types.OptionalBoolTrue}
-	if r.user != "" {
-		sys.DockerAuthConfig = &types.DockerAuthConfig{Username: r.user, Password: r.pass}
-	}
-	m, err := copy.Image(context.Background(), pc, dst, src, &copy.Options{DestinationCtx: sys, ImageListSelection: copy.CopyAllImages})
-	if err != nil {
-		t.Fatalf("pushing %s: %v", repoTag, err)
-	}
-	return digest.FromBytes(m).String()
-}
 
 // layerBlobs returns the layer blob digests of the single-image OCI archive at path.
 func layerBlobs(t *testing.T, s *Store, img *Image) []string {
@@ -222,18 +48,18 @@ func TestIsLoopback(t *testing.T) {
 }
 
 func TestPull(t *testing.T) {
-	reg := startRegistry(t, false)
+	reg := testregistry.Start(t, false)
 	base := tarLayer(t, tarEntry{name: "base", body: strings.Repeat("base", 20000)})
-	aDigest := reg.push(t, writeImage(t, archive.OCIArchive, "", v1.ImageConfig{Cmd: []string{"a"}}, base, tarLayer(t, tarEntry{name: "a", body: "a"})), "test/a:1")
-	reg.push(t, writeImage(t, archive.OCIArchive, "", v1.ImageConfig{Cmd: []string{"b"}}, base, tarLayer(t, tarEntry{name: "b", body: "b"})), "test/b:1")
+	aDigest := reg.Push(t, archive.OCIArchive, writeImage(t, archive.OCIArchive, "", v1.ImageConfig{Cmd: []string{"a"}}, base, tarLayer(t, tarEntry{name: "a", body: "a"})), "test/a:1")
+	reg.Push(t, archive.OCIArchive, writeImage(t, archive.OCIArchive, "", v1.ImageConfig{Cmd: []string{"b"}}, base, tarLayer(t, tarEntry{name: "b", body: "b"})), "test/b:1")
 
 	s := newStore(t)
 	var progress bytes.Buffer
-	a, err := s.Pull(context.Background(), reg.addr+"/test/a:1", PullOptions{Insecure: true, Progress: &progress})
+	a, err := s.Pull(context.Background(), reg.Addr+"/test/a:1", PullOptions{Insecure: true, Progress: &progress})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(a.Names, []string{reg.addr + "/test/a:1"}) || !slices.Equal(a.Config.Cmd, []string{"a"}) || len(a.Layers) != 2 {
+	if !slices.Equal(a.Names, []string{reg.Addr + "/test/a:1"}) || !slices.Equal(a.Config.Cmd, []string{"a"}) || len(a.Layers) != 2 {
 		t.Errorf("pulled %+v", a)
 	}
 	if a.Digest != aDigest {
@@ -244,18 +70,18 @@ func TestPull(t *testing.T) {
 	}
 	blobsA := layerBlobs(t, s, a)
 	for _, b := range blobsA {
-		if n := reg.blobGets(b); n != 1 {
+		if n := reg.BlobGets()[b]; n != 1 {
 			t.Errorf("blob %s fetched %d times pulling a, want 1", b, n)
 		}
 	}
-	if got, err := s.Lookup(reg.addr + "/test/a@" + aDigest); err != nil || got.ID != a.ID {
+	if got, err := s.Lookup(reg.Addr + "/test/a@" + aDigest); err != nil || got.ID != a.ID {
 		t.Errorf("Lookup by repo digest: %v, %v", got, err)
 	}
 
 	// b shares the base layer: only its own layer is downloaded.
 	progress.Reset()
 	unpacked := unpackedLayers.Load()
-	b, err := s.Pull(context.Background(), reg.addr+"/test/b:1", PullOptions{Insecure: true, Progress: &progress})
+	b, err := s.Pull(context.Background(), reg.Addr+"/test/b:1", PullOptions{Insecure: true, Progress: &progress})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -263,10 +89,10 @@ func TestPull(t *testing.T) {
 	if blobsB[0] != blobsA[0] {
 		t.Fatalf("base blobs differ: %s %s", blobsA[0], blobsB[0])
 	}
-	if n := reg.blobGets(blobsB[0]); n != 1 {
+	if n := reg.BlobGets()[blobsB[0]]; n != 1 {
 		t.Errorf("the shared base blob was fetched again (%d GETs in all)", n)
 	}
-	if n := reg.blobGets(blobsB[1]); n != 1 {
+	if n := reg.BlobGets()[blobsB[1]]; n != 1 {
 		t.Errorf("b's own layer fetched %d times, want 1", n)
 	}
 	if n := unpackedLayers.Load() - unpacked; n != 1 {
@@ -278,36 +104,36 @@ func TestPull(t *testing.T) {
 	}
 
 	// Pulling a again (policy Always) downloads no layer.
-	if _, err := s.Pull(context.Background(), reg.addr+"/test/a:1", PullOptions{Insecure: true}); err != nil {
+	if _, err := s.Pull(context.Background(), reg.Addr+"/test/a:1", PullOptions{Insecure: true}); err != nil {
 		t.Fatal(err)
 	}
 	for _, bl := range blobsA {
-		if n := reg.blobGets(bl); n != 1 {
+		if n := reg.BlobGets()[bl]; n != 1 {
 			t.Errorf("re-pull fetched blob %s again (%d GETs)", bl, n)
 		}
 	}
 
 	// By digest.
-	byDigest, err := s.Pull(context.Background(), reg.addr+"/test/a@"+aDigest, PullOptions{Insecure: true})
-	if err != nil || byDigest.ID != a.ID || !slices.Contains(byDigest.Names, reg.addr+"/test/a@"+aDigest) {
+	byDigest, err := s.Pull(context.Background(), reg.Addr+"/test/a@"+aDigest, PullOptions{Insecure: true})
+	if err != nil || byDigest.ID != a.ID || !slices.Contains(byDigest.Names, reg.Addr+"/test/a@"+aDigest) {
 		t.Errorf("pull by digest: %+v, %v", byDigest, err)
 	}
 
 	t.Run("missing tag", func(t *testing.T) {
-		_, err := s.Pull(context.Background(), reg.addr+"/test/a:missing", PullOptions{Insecure: true})
+		_, err := s.Pull(context.Background(), reg.Addr+"/test/a:missing", PullOptions{Insecure: true})
 		t.Logf("Pull: %v", err)
 		if err == nil || !strings.Contains(err.Error(), "manifest unknown") {
 			t.Errorf("error = %v, want the registry's \"manifest unknown\"", err)
 		}
-		if _, err := s.Lookup(reg.addr + "/test/a:missing"); !errors.Is(err, ErrNotFound) {
+		if _, err := s.Lookup(reg.Addr + "/test/a:missing"); !errors.Is(err, ErrNotFound) {
 			t.Errorf("Lookup after a failed pull: %v", err)
 		}
 	})
 	t.Run("loopback registries may use plain HTTP", func(t *testing.T) {
-		if _, err := s.Pull(context.Background(), reg.addr+"/test/a:1", PullOptions{}); err != nil {
+		if _, err := s.Pull(context.Background(), reg.Addr+"/test/a:1", PullOptions{}); err != nil {
 			t.Error(err)
 		}
-		port := reg.addr[strings.LastIndex(reg.addr, ":"):]
+		port := reg.Addr[strings.LastIndex(reg.Addr, ":"):]
 		if _, err := s.Pull(context.Background(), "localhost"+port+"/test/a:1", PullOptions{}); err != nil {
 			t.Error(err)
 		}
@@ -317,7 +143,7 @@ func TestPull(t *testing.T) {
 		if err := os.WriteFile(policy, []byte(`{"default":[{"type":"reject"}]}`), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		_, err := s.Pull(context.Background(), reg.addr+"/test/a:1", PullOptions{Insecure: true, SignaturePolicyPath: policy})
+		_, err := s.Pull(context.Background(), reg.Addr+"/test/a:1", PullOptions{Insecure: true, SignaturePolicyPath: policy})
 		t.Logf("Pull: %v", err)
 		if err == nil || !strings.Contains(err.Error(), "rejected") {
 			t.Errorf("pull under a reject-all policy: %v", err)
@@ -331,7 +157,7 @@ location = "registry.invalid/test"
 [[registry.mirror]]
 location = "%s/test"
 insecure = true
-`, reg.addr)
+`, reg.Addr)
 		if err := os.WriteFile(conf, []byte(content), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -346,11 +172,11 @@ insecure = true
 }
 
 func TestPullConcurrent(t *testing.T) {
-	reg := startRegistry(t, false)
-	reg.push(t, writeImage(t, archive.OCIArchive, "", v1.ImageConfig{},
+	reg := testregistry.Start(t, false)
+	reg.Push(t, archive.OCIArchive, writeImage(t, archive.OCIArchive, "", v1.ImageConfig{},
 		tarLayer(t, tarEntry{name: "big", body: strings.Repeat("0123456789", 300000)}),
 		tarLayer(t, tarEntry{name: "small", body: "s"})), "test/c:1")
-	ref := reg.addr + "/test/c:1"
+	ref := reg.Addr + "/test/c:1"
 
 	t.Run("goroutines", func(t *testing.T) {
 		s := newStore(t)
@@ -371,7 +197,7 @@ func TestPullConcurrent(t *testing.T) {
 			}
 		}
 		for _, b := range layerBlobs(t, s, imgs[0]) {
-			if n := reg.blobGets(b); n != 1 {
+			if n := reg.BlobGets()[b]; n != 1 {
 				t.Errorf("blob %s fetched %d times, want 1", b, n)
 			}
 		}
@@ -381,12 +207,7 @@ func TestPullConcurrent(t *testing.T) {
 	})
 	t.Run("processes", func(t *testing.T) {
 		s := newStore(t)
-		gets := map[string]int{}
-		reg.mu.Lock()
-		for _, req := range reg.requests {
-			gets[req]++
-		}
-		reg.mu.Unlock()
+		gets := reg.BlobGets()
 		results := runHelpers(t, 2, "pull", s.Root(), ref)
 		if results[0].ID != results[1].ID {
 			t.Errorf("helpers stored %s and %s", results[0].ID, results[1].ID)
@@ -400,25 +221,15 @@ func TestPullConcurrent(t *testing.T) {
 		}
 		for _, b := range layerBlobs(t, s, img) {
 			// Each blob was fetched once by the goroutines subtest; once more here.
-			if n := reg.blobGets(b) - countGets(gets, b); n != 1 {
+			if n := reg.BlobGets()[b] - gets[b]; n != 1 {
 				t.Errorf("blob %s fetched %d times by the two processes, want 1", b, n)
 			}
 		}
 	})
 }
 
-func countGets(gets map[string]int, d string) int {
-	n := 0
-	for req, c := range gets {
-		if strings.HasPrefix(req, "GET /v2/") && strings.HasSuffix(req, "/blobs/"+d) {
-			n += c
-		}
-	}
-	return n
-}
-
 func TestPullMultiArch(t *testing.T) {
-	reg := startRegistry(t, false)
+	reg := testregistry.Start(t, false)
 	other := "arm64"
 	if runtime.GOARCH == "arm64" {
 		other = "amd64"
@@ -434,10 +245,10 @@ func TestPullMultiArch(t *testing.T) {
 	if err := archive.WriteIndex(path, archive.OCIArchive, "", imgs); err != nil {
 		t.Fatal(err)
 	}
-	indexDigest := reg.push(t, path, "test/multi:1")
+	indexDigest := reg.Push(t, archive.OCIArchive, path, "test/multi:1")
 
 	s := newStore(t)
-	img, err := s.Pull(context.Background(), reg.addr+"/test/multi:1", PullOptions{Insecure: true})
+	img, err := s.Pull(context.Background(), reg.Addr+"/test/multi:1", PullOptions{Insecure: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -454,11 +265,11 @@ func TestPullMultiArch(t *testing.T) {
 }
 
 func TestPullAuth(t *testing.T) {
-	reg := startRegistry(t, true)
-	reg.push(t, writeImage(t, archive.OCIArchive, "", v1.ImageConfig{}, tarLayer(t, tarEntry{name: "secret"})), "private/app:1")
-	ref := reg.addr + "/private/app:1"
-	creds := base64.StdEncoding.EncodeToString([]byte(reg.user + ":" + reg.pass))
-	authJSON, _ := json.Marshal(map[string]any{"auths": map[string]any{reg.addr: map[string]string{"auth": creds}}})
+	reg := testregistry.Start(t, true)
+	reg.Push(t, archive.OCIArchive, writeImage(t, archive.OCIArchive, "", v1.ImageConfig{}, tarLayer(t, tarEntry{name: "secret"})), "private/app:1")
+	ref := reg.Addr + "/private/app:1"
+	creds := base64.StdEncoding.EncodeToString([]byte(reg.User + ":" + reg.Pass))
+	authJSON, _ := json.Marshal(map[string]any{"auths": map[string]any{reg.Addr: map[string]string{"auth": creds}}})
 
 	// No credentials anywhere the defaults look (an empty DOCKER_CONFIG and XDG dirs).
 	empty := t.TempDir()
@@ -513,7 +324,7 @@ func TestPullAuth(t *testing.T) {
 
 // busyboxRegistry serves the busybox test image (tools/busybox-image.sh) as
 // library/busybox:1.28 from a local registry.
-func busyboxRegistry(b *testing.B) *testRegistry {
+func busyboxRegistry(b *testing.B) *testregistry.Registry {
 	b.Helper()
 	out := filepath.Join(b.TempDir(), "busybox.tar")
 	script, err := filepath.Abs("../../tools/busybox-image.sh")
@@ -523,8 +334,8 @@ func busyboxRegistry(b *testing.B) *testRegistry {
 	if o, err := exec.Command(script, out, "busybox:1.28", "oci-archive").CombinedOutput(); err != nil {
 		b.Fatalf("%v\n%s", err, o)
 	}
-	reg := startRegistry(b, false)
-	reg.push(b, out, "library/busybox:1.28")
+	reg := testregistry.Start(b, false)
+	reg.Push(b, archive.OCIArchive, out, "library/busybox:1.28")
 	return reg
 }
 
@@ -540,7 +351,7 @@ func BenchmarkPullBusybox(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.StartTimer()
-		if _, err := s.Pull(context.Background(), reg.addr+"/library/busybox:1.28", PullOptions{}); err != nil {
+		if _, err := s.Pull(context.Background(), reg.Addr+"/library/busybox:1.28", PullOptions{}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -559,7 +370,7 @@ func BenchmarkSkopeoCopyBusybox(b *testing.B) {
 		b.StopTimer()
 		dst := filepath.Join(b.TempDir(), "dir")
 		b.StartTimer()
-		cmd := exec.Command(skopeo, "copy", "-q", "--src-tls-verify=false", "docker://"+reg.addr+"/library/busybox:1.28", "dir:"+dst)
+		cmd := exec.Command(skopeo, "copy", "-q", "--src-tls-verify=false", "docker://"+reg.Addr+"/library/busybox:1.28", "dir:"+dst)
 		if o, err := cmd.CombinedOutput(); err != nil {
 			b.Fatalf("%v\n%s", err, o)
 		}
