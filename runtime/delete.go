@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/moby/sys/mountinfo"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -84,6 +85,10 @@ func removePod(l Layout, rec *Record) error {
 func Restart(rec *Record) error {
 	if isTerminal(rec.Pod) {
 		return &InputError{fmt.Errorf("pod %q has %s and cannot run again: delete it and apply it again", rec.Pod.Name, strings.ToLower(string(rec.Pod.Status.Phase)))}
+	}
+	if rec.Pod.Spec.RestartPolicy == corev1.RestartPolicyNever {
+		// The kubelet never runs a Never pod's containers again once they have run.
+		return &InputError{fmt.Errorf("pod %q has restartPolicy Never and cannot run again: delete it and apply it again", rec.Pod.Name)}
 	}
 	pid := SupervisorPid(rec.Paths)
 	if pid == 0 {

@@ -238,6 +238,17 @@ func (m *machine) restore(prev corev1.PodStatus) {
 		c.ran = true
 		c.status.RestartCount = st.RestartCount
 		c.status.LastTerminationState = corev1.ContainerState{Terminated: last}
+		if m.pod.Spec.RestartPolicy == corev1.RestartPolicyNever {
+			c.status.State = corev1.ContainerState{Terminated: last}
+			c.status.LastTerminationState = st.LastTerminationState
+		}
+	}
+	if m.pod.Spec.RestartPolicy == corev1.RestartPolicyNever {
+		// The kubelet does not run a Never pod again once its sandbox is gone.
+		m.events.add("Warning", "SupervisorLost", "", "The pod's supervisor was lost and restartPolicy is Never: the pod has failed")
+		m.shownNow = true
+		m.finish(corev1.PodFailed)
+		return
 	}
 	m.events.add("Normal", "Restarting", "", "Running the pod again: its supervisor was lost")
 }
@@ -335,7 +346,7 @@ func (m *machine) syncInit() {
 		if c.completed {
 			continue
 		}
-		if c.ran && m.pod.Spec.RestartPolicy == corev1.RestartPolicyNever {
+		if t := c.status.State.Terminated; t != nil && t.ExitCode != 0 && m.pod.Spec.RestartPolicy == corev1.RestartPolicyNever {
 			// A failed init container fails a Never pod; nothing else starts.
 			m.shownNow = true
 			m.finish(corev1.PodFailed)
@@ -474,7 +485,7 @@ func (m *machine) syncTermination() {
 // requestRestart restarts the pod: every container stops, then the pod runs
 // again from its first init container, as after the kubelet recreates a sandbox.
 func (m *machine) requestRestart() {
-	if m.terminal || m.deleting || m.state != stateRunning {
+	if m.terminal || m.deleting || m.state != stateRunning || m.pod.Spec.RestartPolicy == corev1.RestartPolicyNever {
 		return
 	}
 	m.restarting = true

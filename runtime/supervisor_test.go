@@ -608,3 +608,45 @@ func TestStartupProbeGatesTheNextInitContainer(t *testing.T) {
 		t.Fatalf("started %v, want the init container once the sidecar started", got)
 	}
 }
+
+func TestRestoreRunsAnAlwaysPodAgainAndFailsANeverPod(t *testing.T) {
+	started := metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	prev := corev1.PodStatus{
+		StartTime: &started,
+		InitContainerStatuses: []corev1.ContainerStatus{{Name: "init",
+			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0, Reason: ReasonCompleted}}}},
+		ContainerStatuses: []corev1.ContainerStatus{{Name: "app", RestartCount: 2,
+			State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: started}}}},
+	}
+	for _, policy := range []corev1.RestartPolicy{corev1.RestartPolicyAlways, corev1.RestartPolicyNever} {
+		t.Run(string(policy), func(t *testing.T) {
+			// Restore before the first sync, as Supervise does.
+			h2clk := clocktesting.NewFakeClock(started.Time.Add(time.Hour))
+			r := newFakeRunner(h2clk)
+			ev := &eventLog{path: filepath.Join(t.TempDir(), "events"), now: h2clk.Now}
+			m := newMachine(context.Background(), testPod(policy, []string{"init"}, []string{"app"}), r, h2clk, ev, newBackoff(h2clk, DefaultBackoffInitial, DefaultBackoffMax))
+			m.restore(prev)
+			h := &harness{t: t, m: m, r: r, clock: h2clk}
+			h.settle()
+			app := h.state("app")
+			if policy == corev1.RestartPolicyNever {
+				if h.status.Phase != corev1.PodFailed || len(r.startOrder()) != 0 {
+					t.Fatalf("phase %s, started %v: a lost Never pod fails without running", h.status.Phase, r.startOrder())
+				}
+				if app.State.Terminated == nil || app.State.Terminated.Reason != "ContainerStatusUnknown" {
+					t.Fatalf("app %+v", app.State)
+				}
+				return
+			}
+			if got := r.startOrder(); !slices.Equal(got, []string{"init"}) {
+				t.Fatalf("started %v, want the init container first", got)
+			}
+			h.exit("init", 0)
+			h.step(statusSyncPeriod)
+			app = h.state("app")
+			if app.State.Running == nil || app.RestartCount != 3 || app.LastTerminationState.Terminated.Reason != "ContainerStatusUnknown" {
+				t.Fatalf("app %+v", app)
+			}
+		})
+	}
+}
