@@ -50,11 +50,7 @@ func (b *builder) setupSecret(vol *Volume, src *corev1.SecretVolumeSource) error
 	if err != nil {
 		return err
 	}
-	vol.SizeBytes = b.memorySize(nil)
-	if err := setupTmpfs(vol.Path, vol.SizeBytes); err != nil {
-		return err
-	}
-	return b.writeVolume(vol, payload)
+	return b.writeMemoryVolume(vol, payload)
 }
 
 // setupDownwardAPI is the kubelet's downwardAPI plugin (memory-backed too).
@@ -63,11 +59,7 @@ func (b *builder) setupDownwardAPI(vol *Volume, src *corev1.DownwardAPIVolumeSou
 	if err != nil {
 		return err
 	}
-	vol.SizeBytes = b.memorySize(nil)
-	if err := setupTmpfs(vol.Path, vol.SizeBytes); err != nil {
-		return err
-	}
-	return b.writeVolume(vol, payload)
+	return b.writeMemoryVolume(vol, payload)
 }
 
 // setupProjected is the kubelet's projected plugin: the sources' files merged in
@@ -119,11 +111,7 @@ func (b *builder) setupProjected(vol *Volume, src *corev1.ProjectedVolumeSource)
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
-	vol.SizeBytes = b.memorySize(nil)
-	if err := setupTmpfs(vol.Path, vol.SizeBytes); err != nil {
-		return err
-	}
-	return b.writeVolume(vol, payload)
+	return b.writeMemoryVolume(vol, payload)
 }
 
 // writeVolume finishes an atomic-writer volume as the kubelet does: nested
@@ -327,4 +315,14 @@ func formatMap(m map[string]string) string {
 		fmt.Fprintf(&sb, "%v=%q", k, m[k])
 	}
 	return sb.String()
+}
+
+// writeMemoryVolume writes a payload onto a tmpfs of the pod's memory size, as
+// the kubelet keeps secret, downwardAPI and projected volumes off the disk.
+func (b *builder) writeMemoryVolume(vol *Volume, payload map[string]fileProjection) error {
+	vol.SizeBytes = b.memorySize(nil)
+	if err := setupTmpfs(vol.Path, vol.SizeBytes); err != nil {
+		return err
+	}
+	return b.writeVolume(vol, payload)
 }
