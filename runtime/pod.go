@@ -360,18 +360,25 @@ func oomScoreAdj(plan *podspec.Plan, c *corev1.Container) int {
 // containerd's restrict_oom_score_adj does; otherwise runc fails to start the
 // container.
 func restrictOOMScoreAdj(adj int) int {
+	return max(adj, ownOOMScoreAdjFloor())
+}
+
+// ownOOMScoreAdjFloor is the lowest oom_score_adj podrun may give: anything
+// with CAP_SYS_RESOURCE, else its own value (which does not change).
+var ownOOMScoreAdjFloor = sync.OnceValue(func() int {
 	if c, err := capability.NewPid2(0); err == nil && c.Load() == nil && c.Get(capability.EFFECTIVE, capability.CAP_SYS_RESOURCE) {
-		return adj
+		return -1000
 	}
 	data, err := os.ReadFile("/proc/self/oom_score_adj")
 	if err != nil {
-		return adj
+		return -1000
 	}
-	if cur, err := strconv.Atoi(strings.TrimSpace(string(data))); err == nil && adj < cur {
-		return cur
+	cur, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	if err != nil {
+		return -1000
 	}
-	return adj
-}
+	return cur
+})
 
 func hostMemory() int64 {
 	data, err := os.ReadFile("/proc/meminfo")
