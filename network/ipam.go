@@ -40,6 +40,10 @@ type stateLock struct{ fl *flock.Flock }
 
 // lockState takes the StateDir's lock, waiting for other podrun processes.
 func lockState(ctx context.Context, stateDir string) (*stateLock, error) {
+	// A context that has already ended must not leave a goroutine creating the lock file behind.
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("waiting for the network state lock %s: %w", stateDir, err)
+	}
 	if err := os.MkdirAll(filepath.Join(stateDir, "pods"), 0o700); err != nil {
 		return nil, fmt.Errorf("creating network state directory: %w", err)
 	}
