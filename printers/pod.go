@@ -167,7 +167,7 @@ func PodRow(pod *corev1.Pod, now time.Time) Row {
 
 // NewTabWriter is kubectl's table writer.
 func NewTabWriter(w io.Writer) *tabwriter.Writer {
-	return tabwriter.NewWriter(w, 10, 4, 3, ' ', 0)
+	return tabwriter.NewWriter(w, 6, 4, 3, ' ', 0)
 }
 
 // PrintTable prints pods as `kubectl get pods` does (-o wide adds IP and NODE;
