@@ -16,7 +16,7 @@ func execCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "container", Aliases: []string{"c"}, Usage: "the container (default: the pod's first)"},
 			&cli.BoolFlag{Name: "stdin", Aliases: []string{"i"}, Usage: "pass stdin to the command"},
-			&cli.BoolFlag{Name: "tty", Aliases: []string{"t"}, Usage: "allocate a terminal (not supported yet)"},
+			&cli.BoolFlag{Name: "tty", Aliases: []string{"t"}, Usage: "run the command on a terminal (with -i, an interactive shell)"},
 		},
 		Action: func(c *cli.Context) error {
 			args := c.Args().Slice()
@@ -25,9 +25,6 @@ func execCommand() *cli.Command {
 			}
 			if len(args) < 2 {
 				return usageError("exec needs a pod and a command: podrun exec POD -- COMMAND")
-			}
-			if c.Bool("tty") {
-				return usageError("exec -t is not supported yet; run without -t")
 			}
 			l := layout(c)
 			rec, err := runtime.FindPod(l, namespace(c), podArgs(args[:1])[0])
@@ -38,7 +35,7 @@ func execCommand() *cli.Command {
 			if container == "" {
 				container = rec.Pod.Spec.Containers[0].Name
 			}
-			opts := runtime.ExecOptions{Stdout: os.Stdout, Stderr: os.Stderr}
+			opts := runtime.ExecOptions{Stdout: os.Stdout, Stderr: os.Stderr, TTY: c.Bool("tty")}
 			if c.Bool("stdin") {
 				opts.Stdin = os.Stdin
 			}

@@ -81,11 +81,13 @@ func newApp() *cli.App {
 			pauseCommand(),
 		},
 	}
+	app.UseShortOptionHandling = true
 	// A bad flag or argument on any command is a usage error: exit 2.
 	var usage func(cmds []*cli.Command)
 	usage = func(cmds []*cli.Command) {
 		for _, cmd := range cmds {
 			cmd.OnUsageError = app.OnUsageError
+			cmd.UseShortOptionHandling = true // -it, as kubectl takes it
 			usage(cmd.Subcommands)
 		}
 	}
