@@ -217,3 +217,44 @@ spec:
 		t.Fatalf("no FailedPostStartHook event: %v", e.events(p))
 	}
 }
+
+// As the Kubernetes e2e lifecycle tests do: httpGet hooks call a handler pod
+// (busybox httpd -vv logs every request's path).
+func TestHTTPGetHooksReachAHandlerPod(t *testing.T) {
+	e := newEnv(t)
+	e.apply(`
+apiVersion: v1
+kind: Pod
+metadata: {name: handler}
+spec:
+  terminationGracePeriodSeconds: 1
+  containers:
+  - name: server
+    image: busybox:1.28
+    command: ['sh', '-c', 'mkdir -p /www && touch /www/poststart /www/prestop && httpd -f -vv -p 8080 -h /www']
+`, "--wait")
+	ip := e.pod("handler").Status.PodIP
+	e.apply(`
+apiVersion: v1
+kind: Pod
+metadata: {name: hooked}
+spec:
+  terminationGracePeriodSeconds: 5
+  containers:
+  - name: app
+    image: busybox:1.28
+    command: ['sleep', '3600']
+    lifecycle:
+      postStart:
+        httpGet: {host: `+ip+`, port: 8080, path: /poststart}
+      preStop:
+        httpGet: {host: `+ip+`, port: 8080, path: /prestop}
+`, "--wait")
+	e.waitFor("handler", 20*time.Second, "called by postStart", func(*corev1.Pod) bool {
+		return strings.Contains(e.must("logs", "handler").stdout, "url:/poststart")
+	})
+	e.must("delete", "hooked")
+	if out := e.must("logs", "handler").stdout; !strings.Contains(out, "url:/prestop") {
+		t.Fatalf("handler saw %q, want the preStop call", out)
+	}
+}
