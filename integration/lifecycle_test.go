@@ -498,7 +498,7 @@ spec:
   - name: app
     image: stopsig:1
     imagePullPolicy: Never
-    command: ['sh', '-c', 'trap "echo USR1 > /out/sig; exit 0" USR1; trap "echo TERM > /out/sig; exit 0" TERM; while true; do sleep 0.1; done']
+    command: ['sh', '-c', 'trap "echo USR1 > /out/sig; sleep 2; exit 0" USR1; trap "echo TERM > /out/sig; exit 0" TERM; while true; do sleep 0.1; done']
     volumeMounts: [{name: out, mountPath: /out}]
   - name: failing
     image: busybox:1.28
