@@ -20,7 +20,7 @@ func applyCommand() *cli.Command {
 		ArgsUsage: "[-f] FILE",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "filename", Aliases: []string{"f"}, Usage: "the manifest (- for stdin)"},
-			&cli.BoolFlag{Name: "wait", Usage: "wait until every pod is Ready or has finished"},
+			&cli.BoolFlag{Name: "wait", Usage: "wait until every pod is Ready (restartPolicy Always) or has finished (Never, OnFailure)"},
 			&cli.DurationFlag{Name: "timeout", Value: 5 * time.Minute, Usage: "how long --wait waits (0 = forever)"},
 			&cli.BoolFlag{Name: "force", Usage: "replace a pod of the same name whose spec differs"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "validate and print the pods with their defaults; change nothing"},
@@ -137,13 +137,19 @@ func waitForPods(l runtime.Layout, records []*runtime.Record, timeout time.Durat
 	return nil
 }
 
-// podDone: Ready or Succeeded is done and fine; Failed is done and not.
+// podDone: Succeeded is done and fine, Failed is done and not. A pod meant to
+// run to completion (restartPolicy Never or OnFailure) is waited for until it
+// has finished, so that a container's moment of readiness before it fails is
+// not taken for success; any other pod is done once Ready.
 func podDone(pod *corev1.Pod) (done, ok bool) {
 	switch pod.Status.Phase {
 	case corev1.PodSucceeded:
 		return true, true
 	case corev1.PodFailed:
 		return true, false
+	}
+	if pod.Spec.RestartPolicy != corev1.RestartPolicyAlways {
+		return false, false
 	}
 	for _, cond := range pod.Status.Conditions {
 		if cond.Type == corev1.PodReady && cond.Status == corev1.ConditionTrue {
