@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -293,11 +292,7 @@ spec:
 				t.Fatalf("processes in the pod cgroup: %v, want at least 3", pids)
 			}
 			if crash {
-				pid := netSupervisorPid(t, e, string(p.UID))
-				if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
-					t.Fatal(err)
-				}
-				waitGone(t, fmt.Sprint(pid))
+				e.crashSupervisor(string(p.UID))
 				if len(cgPodDirs(e, p)) == 0 || len(cgTreeProcs(t, podRel)) != len(pids) {
 					t.Fatal("the crash should have left the pod cgroup and its processes behind")
 				}

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -259,6 +260,21 @@ func atoi(t *testing.T, s string) int {
 		t.Fatalf("not a number: %q", s)
 	}
 	return n
+}
+
+// crashSupervisor kills the supervisor of the pod with the given UID with
+// SIGKILL, as a crash would: nothing of the pod is torn down.
+func (e *env) crashSupervisor(uid string) {
+	e.t.Helper()
+	data, err := os.ReadFile(filepath.Join(e.runRoot, "pods", uid, "supervisor.pid"))
+	if err != nil {
+		e.t.Fatalf("reading the supervisor's pid: %v", err)
+	}
+	pid := strings.TrimSpace(string(data))
+	if err := syscall.Kill(atoi(e.t, pid), syscall.SIGKILL); err != nil {
+		e.t.Fatal(err)
+	}
+	waitGone(e.t, pid)
 }
 
 // waitGone waits until a process no longer exists (or is a zombie).

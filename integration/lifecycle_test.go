@@ -407,16 +407,7 @@ spec:
 `)
 	e.must("apply", manifest, "--wait")
 	p := e.pod("phoenix")
-	data, err := os.ReadFile(filepath.Join(e.runRoot, "pods", string(p.UID), "supervisor.pid"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	pid := strings.TrimSpace(string(data))
-	proc, _ := os.FindProcess(atoi(t, pid))
-	if err := proc.Kill(); err != nil {
-		t.Fatal(err)
-	}
-	waitGone(t, pid)
+	e.crashSupervisor(string(p.UID))
 	lost := e.pod("phoenix")
 	if lost.Status.Phase != corev1.PodUnknown || e.status("phoenix") != "Unknown" {
 		t.Fatalf("phase %s STATUS %s, want Unknown once nothing supervises the pod", lost.Status.Phase, e.status("phoenix"))

@@ -166,11 +166,7 @@ spec:
 	}
 
 	// A crash: the supervisor dies without tearing anything down.
-	pid := netSupervisorPid(t, e, uids["crash"])
-	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	waitGone(t, fmt.Sprint(pid))
+	e.crashSupervisor(uids["crash"])
 	if rules := netPodRules(t, uids["crash"]); len(rules) != 2 {
 		t.Fatalf("after the crash the rules should still be there, found %v", rules)
 	}
@@ -656,15 +652,6 @@ func netAllocations(t *testing.T, e *env) []string {
 		out = append(out, st.Name+"="+st.IP)
 	}
 	return out
-}
-
-func netSupervisorPid(t *testing.T, e *env, uid string) int {
-	t.Helper()
-	data, err := os.ReadFile(filepath.Join(e.runRoot, "pods", uid, "supervisor.pid"))
-	if err != nil {
-		t.Fatalf("reading the supervisor's pid: %v", err)
-	}
-	return atoi(t, strings.TrimSpace(string(data)))
 }
 
 // netRule is an nftables rule that mentions a pod.

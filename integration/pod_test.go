@@ -321,22 +321,8 @@ spec:
   - {name: app, image: busybox:1.28, command: ['sleep', '3600']}
   - {name: app2, image: busybox:1.28, command: ['sleep', '3600']}
 `, "--wait")
-	p := e.pod("orphan")
-	pidFile := filepath.Join(e.runRoot, "pods", string(p.UID), "supervisor.pid")
-	data, err := os.ReadFile(pidFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pid := strings.TrimSpace(string(data))
-	proc, err := os.FindProcess(atoi(t, pid))
-	if err != nil {
-		t.Fatal(err)
-	}
 	// A crash: the supervisor dies without tearing anything down.
-	if err := proc.Kill(); err != nil {
-		t.Fatal(err)
-	}
-	waitGone(t, pid)
+	e.crashSupervisor(string(e.pod("orphan").UID))
 	if left := e.leftovers(); len(left) == 0 {
 		t.Fatal("expected the crashed pod's resources to still be there")
 	}

@@ -190,17 +190,23 @@ func initializedCondition(pod *corev1.Pod, statuses []corev1.ContainerStatus, ph
 	if hasAnyRegularContainerStarted(pod, statuses) {
 		return condition(corev1.PodInitialized, true, "", "")
 	}
+	if msg := pendingMessage(unknown, "incomplete", incomplete); msg != "" {
+		return condition(corev1.PodInitialized, false, "ContainersNotInitialized", msg)
+	}
+	return condition(corev1.PodInitialized, true, "", "")
+}
+
+// pendingMessage is the kubelet's condition message: "containers with unknown
+// status: [a], containers with <state> status: [b c]" ("" when both are empty).
+func pendingMessage(unknown []string, state string, names []string) string {
 	var msgs []string
 	if len(unknown) > 0 {
 		msgs = append(msgs, fmt.Sprintf("containers with unknown status: %s", listString(unknown)))
 	}
-	if len(incomplete) > 0 {
-		msgs = append(msgs, fmt.Sprintf("containers with incomplete status: %s", listString(incomplete)))
+	if len(names) > 0 {
+		msgs = append(msgs, fmt.Sprintf("containers with %s status: %s", state, listString(names)))
 	}
-	if len(msgs) > 0 {
-		return condition(corev1.PodInitialized, false, "ContainersNotInitialized", strings.Join(msgs, ", "))
-	}
-	return condition(corev1.PodInitialized, true, "", "")
+	return strings.Join(msgs, ", ")
 }
 
 // listString formats names as Go's %s formats a []string: [a b].
@@ -231,15 +237,8 @@ func containersReadyCondition(pod *corev1.Pod, statuses []corev1.ContainerStatus
 	if phase == corev1.PodFailed {
 		return condition(corev1.ContainersReady, false, "PodFailed", "")
 	}
-	var msgs []string
-	if len(unknown) > 0 {
-		msgs = append(msgs, fmt.Sprintf("containers with unknown status: %s", listString(unknown)))
-	}
-	if len(unready) > 0 {
-		msgs = append(msgs, fmt.Sprintf("containers with unready status: %s", listString(unready)))
-	}
-	if len(msgs) > 0 {
-		return condition(corev1.ContainersReady, false, "ContainersNotReady", strings.Join(msgs, ", "))
+	if msg := pendingMessage(unknown, "unready", unready); msg != "" {
+		return condition(corev1.ContainersReady, false, "ContainersNotReady", msg)
 	}
 	return condition(corev1.ContainersReady, true, "", "")
 }
