@@ -71,6 +71,15 @@ type env struct {
 
 var envCounter atomic.Int32
 
+// testNet is the /16 the tests carve their /24 subnets from; PODRUN_TEST_NET (e.g. "10.201")
+// gives concurrent test runs on one host distinct ranges.
+var testNet = func() string {
+	if v := os.Getenv("PODRUN_TEST_NET"); v != "" {
+		return v
+	}
+	return "10.198"
+}()
+
 func newEnv(t *testing.T) *env {
 	t.Helper()
 	n := envCounter.Add(1)
@@ -80,7 +89,7 @@ func newEnv(t *testing.T) *env {
 		root:         filepath.Join(dir, "root"),
 		runRoot:      filepath.Join(dir, "run"),
 		bridge:       fmt.Sprintf("prit%d-%d", os.Getpid()%10000, n),
-		subnet:       fmt.Sprintf("10.198.%d.0/24", n%250),
+		subnet:       fmt.Sprintf("%s.%d.0/24", testNet, n%250),
 		cgroupParent: fmt.Sprintf("/podrun-it-%d-%d", os.Getpid(), n),
 	}
 	t.Cleanup(e.cleanup)
