@@ -21,7 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/podrun/podrun/podspec"
-	"github.com/podrun/podrun/runtime/image"
+	"github.com/podrun/podrun/image"
 )
 
 // InputError is a problem with what the user asked for (exit code 2): nothing

@@ -3,7 +3,7 @@ package runtime
 import (
 	"slices"
 
-	"github.com/podrun/podrun/runtime/image"
+	"github.com/podrun/podrun/image"
 )
 
 // ImagesInUse reports which images the recorded pods use, for rmi and prune.

@@ -22,8 +22,8 @@ import (
 
 	"github.com/podrun/podrun/cgroups"
 	"github.com/podrun/podrun/podspec"
-	"github.com/podrun/podrun/runtime/image"
-	"github.com/podrun/podrun/runtime/logs"
+	"github.com/podrun/podrun/image"
+	"github.com/podrun/podrun/logs"
 )
 
 // podRunner starts a pod's containers in its sandbox with libcontainer.

@@ -12,7 +12,7 @@ import (
 	"github.com/podrun/podrun/cgroups"
 	"github.com/podrun/podrun/network"
 	"github.com/podrun/podrun/podspec"
-	"github.com/podrun/podrun/runtime/image"
+	"github.com/podrun/podrun/image"
 	"github.com/podrun/podrun/volumes"
 )
 

@@ -20,7 +20,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/podrun/podrun/podspec"
-	"github.com/podrun/podrun/runtime/image"
+	"github.com/podrun/podrun/image"
 )
 
 // SuperviseOptions tune the supervisor.

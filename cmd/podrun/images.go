@@ -13,7 +13,7 @@ import (
 
 	"github.com/podrun/podrun/printers"
 	"github.com/podrun/podrun/runtime"
-	"github.com/podrun/podrun/runtime/image"
+	"github.com/podrun/podrun/image"
 )
 
 func openStore(c *cli.Context) (*image.Store, error) {

@@ -12,7 +12,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/podrun/podrun/runtime"
-	"github.com/podrun/podrun/runtime/logs"
+	"github.com/podrun/podrun/logs"
 )
 
 func logsCommand() *cli.Command {
