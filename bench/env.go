@@ -16,7 +16,7 @@ import (
 	"github.com/vishvananda/netlink"
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/podrun/podrun/runtime"
+	"github.com/podrun/podrun/store"
 )
 
 // env is the bench's private podrun installation: its own root, run root,
@@ -25,7 +25,7 @@ import (
 type env struct {
 	bin string
 	dir string
-	l   runtime.Layout
+	l   store.Layout
 }
 
 func newEnv(bin, image string) (*env, error) {
@@ -39,7 +39,7 @@ func newEnv(bin, image string) (*env, error) {
 		return nil, err
 	}
 	pid := os.Getpid()
-	e := &env{bin: bin, dir: dir, l: runtime.Layout{
+	e := &env{bin: bin, dir: dir, l: store.Layout{
 		Root:         filepath.Join(dir, "root"),
 		RunRoot:      filepath.Join(dir, "run"),
 		CgroupParent: fmt.Sprintf("/podrun-bench-%d", pid),
@@ -141,13 +141,13 @@ func (e *env) manifest(name, yaml string) (string, error) {
 }
 
 // record finds a pod's record on disk.
-func (e *env) record(name string) (*runtime.Record, error) {
-	return runtime.FindPod(e.l, "default", name)
+func (e *env) record(name string) (*store.Record, error) {
+	return store.FindPod(e.l, "default", name)
 }
 
 // podEvents reads a pod's events file.
-func (e *env) podEvents(rec *runtime.Record) (podEvents, error) {
-	evs, err := runtime.ReadEvents(rec.Paths)
+func (e *env) podEvents(rec *store.Record) (podEvents, error) {
+	evs, err := store.ReadEvents(rec.Paths)
 	if err != nil {
 		return nil, fmt.Errorf("reading the events of pod %s: %w", rec.Key(), err)
 	}
@@ -155,7 +155,7 @@ func (e *env) podEvents(rec *runtime.Record) (podEvents, error) {
 }
 
 // podEvents are one pod's events, in the order the supervisor wrote them.
-type podEvents []runtime.Event
+type podEvents []store.Event
 
 // at is the time of the first event with this reason for this object
 // ("" = the pod), or false.

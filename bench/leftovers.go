@@ -7,10 +7,11 @@ import (
 	"slices"
 
 	"github.com/podrun/podrun/runtime"
+	"github.com/podrun/podrun/store"
 )
 
 // leftovers lists what deleted pods must not leave on the host.
-func leftovers(l runtime.Layout) []string { return runtime.Leftovers(l) }
+func leftovers(l store.Layout) []string { return runtime.Leftovers(l) }
 
 // cgroupDirs are a cgroup path's directories in every mounted hierarchy.
 func cgroupDirs(parent string) []string {

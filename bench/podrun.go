@@ -9,7 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/podrun/podrun/runtime"
+	"github.com/podrun/podrun/store"
 )
 
 // The pod of (1): two init containers and one app container. restartPolicy
@@ -360,7 +360,7 @@ var scalePhases = []string{
 
 // scaleCollect checks that every pod runs and gathers the per-pod figures.
 func scaleCollect(e *env, run *scaleRun, starts []time.Time, walls []time.Duration) error {
-	recs, err := runtime.ListPods(e.l, "")
+	recs, err := store.ListPods(e.l, "")
 	if err != nil {
 		return err
 	}
@@ -417,14 +417,14 @@ type memFigures struct {
 	anonTotal, anonMean int64 // private memory: heap, stacks, runtime
 }
 
-func supervisorMemory(l runtime.Layout) (memFigures, error) {
-	recs, err := runtime.ListPods(l, "")
+func supervisorMemory(l store.Layout) (memFigures, error) {
+	recs, err := store.ListPods(l, "")
 	if err != nil {
 		return memFigures{}, err
 	}
 	var m memFigures
 	for _, rec := range recs {
-		pid := runtime.SupervisorPid(rec.Paths)
+		pid := store.SupervisorPid(rec.Paths)
 		if pid == 0 {
 			return m, fmt.Errorf("pod %s has no live supervisor", rec.Key())
 		}

@@ -9,7 +9,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/podrun/podrun/runtime"
+	"github.com/podrun/podrun/store"
 )
 
 func TestQuantile(t *testing.T) {
@@ -92,5 +92,5 @@ func TestPodEventsAt(t *testing.T) {
 	if _, err := evs.must("Pulled", appObject("a")); err == nil {
 		t.Error("must found an event that is not there")
 	}
-	var _ runtime.Event = evs[0]
+	var _ store.Event = evs[0]
 }

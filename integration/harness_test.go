@@ -20,6 +20,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/podrun/podrun/runtime"
+	"github.com/podrun/podrun/store"
 )
 
 var (
@@ -245,7 +246,7 @@ func (e *env) cleanup() {
 
 // leftovers lists what a deleted pod must not leave behind.
 func (e *env) leftovers() []string {
-	return runtime.Leftovers(runtime.Layout{Root: e.root, RunRoot: e.runRoot, CgroupParent: e.cgroupParent, Bridge: e.bridge, Subnet: e.subnet})
+	return runtime.Leftovers(store.Layout{Root: e.root, RunRoot: e.runRoot, CgroupParent: e.cgroupParent, Bridge: e.bridge, Subnet: e.subnet})
 }
 
 // cgroupDirs are the parent's directories in every mounted hierarchy.

@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/signal"
 
-	"path/filepath"
 	"strings"
 	"syscall"
 
@@ -14,6 +13,9 @@ import (
 	"github.com/opencontainers/runc/libcontainer/utils"
 	"golang.org/x/sys/unix"
 	"golang.org/x/term"
+
+	"github.com/podrun/podrun/internal/errdefs"
+	"github.com/podrun/podrun/store"
 )
 
 // processSpec is what `podrun exec` needs to run a process like the container's own.
@@ -23,10 +25,6 @@ type processSpec struct {
 	UID   int      `json:"uid"`
 	GID   int      `json:"gid"`
 	Sgids []int    `json:"sgids,omitempty"`
-}
-
-func (p PodPaths) processFile(container string) string {
-	return filepath.Join(p.ContainerDir(container), "process.json")
 }
 
 // ExecOptions are the streams of an exec'd process. With TTY the process gets
@@ -40,10 +38,10 @@ type ExecOptions struct {
 
 // Exec runs a command in a running container, as `kubectl exec` does, and
 // returns its exit code.
-func Exec(l Layout, rec *Record, container string, args []string, opts ExecOptions) (int, error) {
-	st, ok := containerStatus(rec.Pod, container)
+func Exec(l store.Layout, rec *store.Record, container string, args []string, opts ExecOptions) (int, error) {
+	st, ok := store.ContainerStatus(rec.Pod, container)
 	if !ok {
-		return 0, &InputError{fmt.Errorf("container %s is not valid for pod %s", container, rec.Pod.Name)}
+		return 0, errdefs.Invalid(fmt.Errorf("container %s is not valid for pod %s", container, rec.Pod.Name))
 	}
 	if st.State.Running == nil {
 		return 0, fmt.Errorf("unable to upgrade connection: container not found (%q): container %s in pod %s is not running", container, container, rec.Pod.Name)
@@ -54,7 +52,7 @@ func Exec(l Layout, rec *Record, container string, args []string, opts ExecOptio
 		return 0, fmt.Errorf("container %s of pod %s: %w", container, rec.Pod.Name, err)
 	}
 	var ps processSpec
-	if err := readJSON(rec.Paths.processFile(container), &ps); err != nil {
+	if err := store.ReadJSON(rec.Paths.ProcessFile(container), &ps); err != nil {
 		return 0, fmt.Errorf("container %s of pod %s: %w", container, rec.Pod.Name, err)
 	}
 	if opts.TTY {

@@ -10,13 +10,14 @@ import (
 
 	"github.com/podrun/podrun/cgroups"
 	"github.com/podrun/podrun/network"
+	"github.com/podrun/podrun/store"
 )
 
 // Leftovers lists what podrun still holds on the host for a layout: mounts,
 // pod records and run directories, the network's IPs, netns, veths, bridge and
 // nftables rules, cgroups, container processes and podrun processes. After
 // `podrun delete --all` it must be empty; the tests and benchmarks check it.
-func Leftovers(l Layout) []string {
+func Leftovers(l store.Layout) []string {
 	var out []string
 	for _, dir := range []string{l.Root, l.RunRoot} {
 		mounts, _ := mountinfo.GetMounts(mountinfo.PrefixFilter(dir))
@@ -32,14 +33,14 @@ func Leftovers(l Layout) []string {
 	}
 	list("pod record", l.PodsDir())
 	list("run dir", filepath.Join(l.RunRoot, "pods"))
-	if left, err := network.Leftovers(l.networkConfig()); err != nil {
+	if left, err := network.Leftovers(networkConfig(l)); err != nil {
 		out = append(out, err.Error())
 	} else {
 		out = append(out, left...)
 	}
 	parent := l.CgroupParent
 	if parent == "" {
-		parent = DefaultCgroupParent
+		parent = store.DefaultCgroupParent
 	}
 	if left, err := cgroups.Leftovers(parent); err != nil {
 		out = append(out, err.Error())
@@ -53,7 +54,7 @@ func Leftovers(l Layout) []string {
 
 // processes finds container processes (their root is a rootfs podrun mounted
 // under the run root) and live podrun processes started with this --root.
-func processes(l Layout) []string {
+func processes(l store.Layout) []string {
 	var out []string
 	self := os.Getpid()
 	procs, _ := filepath.Glob("/proc/[0-9]*")

@@ -21,19 +21,20 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/podrun/podrun/cgroups"
-	"github.com/podrun/podrun/podspec"
 	"github.com/podrun/podrun/image"
 	"github.com/podrun/podrun/logs"
+	"github.com/podrun/podrun/podspec"
+	"github.com/podrun/podrun/store"
 )
 
 // podRunner starts a pod's containers in its sandbox with libcontainer.
 type podRunner struct {
-	l      Layout
-	paths  PodPaths
+	l      store.Layout
+	paths  store.PodPaths
 	plan   *podspec.Plan
 	sb     *sandbox
 	store  *image.Store
-	events *eventLog
+	events *store.EventLog
 	// pulls makes concurrent starts of containers with one image pull it once.
 	pullMu sync.Mutex
 	pulls  map[string]*pull
@@ -63,7 +64,7 @@ func (r *podRunner) ensureImage(ctx context.Context, c *corev1.Container) (*imag
 	if policy != corev1.PullAlways {
 		img, err := r.store.Lookup(c.Image)
 		if err == nil {
-			r.events.add("Normal", "Pulled", r.object(c), "Container image %q already present on machine", c.Image)
+			r.events.Add("Normal", "Pulled", r.object(c), "Container image %q already present on machine", c.Image)
 			return img, nil
 		}
 		if !errors.Is(err, image.ErrNotFound) {
@@ -82,13 +83,13 @@ func (r *podRunner) ensureImage(ctx context.Context, c *corev1.Container) (*imag
 		p = &pull{done: make(chan struct{})}
 		r.pulls[c.Image] = p
 		r.pullMu.Unlock()
-		r.events.add("Normal", "Pulling", r.object(c), "Pulling image %q", c.Image)
+		r.events.Add("Normal", "Pulling", r.object(c), "Pulling image %q", c.Image)
 		start := time.Now()
 		p.img, p.err = r.store.Pull(ctx, c.Image, image.PullOptions{})
 		if p.err == nil {
-			r.events.add("Normal", "Pulled", r.object(c), "Successfully pulled image %q in %s", c.Image, time.Since(start).Round(time.Millisecond))
+			r.events.Add("Normal", "Pulled", r.object(c), "Successfully pulled image %q in %s", c.Image, time.Since(start).Round(time.Millisecond))
 		} else {
-			r.events.add("Warning", "Failed", r.object(c), "Failed to pull image %q: %v", c.Image, p.err)
+			r.events.Add("Warning", "Failed", r.object(c), "Failed to pull image %q: %v", c.Image, p.err)
 		}
 		close(p.done)
 	} else {
@@ -174,14 +175,14 @@ func (r *podRunner) Start(ctx context.Context, c *corev1.Container, restartCount
 		_ = image.UnmountRootfs(rootfs)
 		return nil, &startError{Reason: "CreateContainerConfigError", Waiting: true, Message: err.Error()}
 	}
-	if err := writeJSON(r.paths.processFile(c.Name), processSpec{Env: cfg.Env, Cwd: cfg.Cwd, UID: cfg.User.Uid, GID: cfg.User.Gid, Sgids: cfg.User.Sgids}); err != nil {
+	if err := store.WriteJSON(r.paths.ProcessFile(c.Name), processSpec{Env: cfg.Env, Cwd: cfg.Cwd, UID: cfg.User.Uid, GID: cfg.User.Gid, Sgids: cfg.User.Sgids}); err != nil {
 		return fail(err)
 	}
 	logw, err := logs.Create(r.paths.LogFile(c.Name, restartCount))
 	if err != nil {
 		return fail(err)
 	}
-	r.events.add("Normal", "Created", r.object(c), "Created container %s", c.Name)
+	r.events.Add("Normal", "Created", r.object(c), "Created container %s", c.Name)
 	rc, err := startContainer(r.paths.StateRoot(), cfg, func(stream string, rd io.Reader) {
 		_ = logw.Relay(stream, rd)
 	})
@@ -340,7 +341,7 @@ func oomScoreAdj(plan *podspec.Plan, c *corev1.Container) int {
 		return 999
 	}
 	adj := 1000 - (1000*c.Resources.Requests.Memory().Value())/capacity
-	if isSidecar(c) {
+	if podspec.IsSidecar(c) {
 		// A sidecar is no more likely to be killed than the app containers it serves.
 		for _, a := range plan.Pod.Spec.Containers {
 			adj = min(adj, 1000-(1000*a.Resources.Requests.Memory().Value())/capacity)
@@ -493,7 +494,7 @@ func (p *podContainer) Wait() exitResult {
 	oom, _ := cgroups.OOMKilled(p.r.sb.cgroup.ContainerPath(p.cfg.ID))
 	res := exitResult{
 		ExitCode:   es.Code,
-		Reason:     exitReason(es.Code, oom),
+		Reason:     ExitReason(es.Code, oom),
 		StartedAt:  p.started,
 		FinishedAt: finished,
 	}

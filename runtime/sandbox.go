@@ -10,9 +10,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/podrun/podrun/cgroups"
+	"github.com/podrun/podrun/image"
 	"github.com/podrun/podrun/network"
 	"github.com/podrun/podrun/podspec"
-	"github.com/podrun/podrun/image"
+	"github.com/podrun/podrun/store"
 	"github.com/podrun/podrun/volumes"
 )
 
@@ -34,7 +35,7 @@ type sandbox struct {
 	volumes      *volumes.Set
 }
 
-func (l Layout) networkConfig() network.Config {
+func networkConfig(l store.Layout) network.Config {
 	return network.Config{RunRoot: l.RunRoot, StateDir: l.NetworkDir(), Bridge: l.Bridge, Subnet: l.Subnet}
 }
 
@@ -76,7 +77,7 @@ func (f fieldResolver) ResourceFieldRef(container string, ref *corev1.ResourceFi
 
 // setupSandbox builds everything a pod's containers share. On error it
 // releases what it made.
-func setupSandbox(ctx context.Context, l Layout, paths PodPaths, plan *podspec.Plan, pidsLimit int64, notes func(string)) (sb *sandbox, err error) {
+func setupSandbox(ctx context.Context, l store.Layout, paths store.PodPaths, plan *podspec.Plan, pidsLimit int64, notes func(string)) (sb *sandbox, err error) {
 	pod := plan.Pod
 	uid := string(pod.UID)
 	defer func() {
@@ -101,7 +102,7 @@ func setupSandbox(ctx context.Context, l Layout, paths PodPaths, plan *podspec.P
 		return nil, fmt.Errorf("creating the pod cgroup: %w", err)
 	}
 
-	sb.net, err = network.Setup(ctx, l.networkConfig(), network.Request{
+	sb.net, err = network.Setup(ctx, networkConfig(l), network.Request{
 		PodID: uid, Namespace: pod.Namespace, Name: pod.Name,
 		HostNetwork: pod.Spec.HostNetwork, Ports: hostPorts(pod),
 	})
@@ -181,7 +182,7 @@ func (sb *sandbox) runtimeInfo() podspec.RuntimeInfo {
 // teardownSandbox releases everything a pod holds on the host: containers and
 // their processes, rootfs mounts, cgroups, volumes, network, namespaces. It
 // reads only what is on disk, so it works after a crash, and it is idempotent.
-func teardownSandbox(l Layout, paths PodPaths, uid string) error {
+func teardownSandbox(l store.Layout, paths store.PodPaths, uid string) error {
 	var errs []error
 	// Kill first, then make sure through the pod cgroup that no process is
 	// left, then release the containers' state and mounts.
@@ -201,7 +202,7 @@ func teardownSandbox(l Layout, paths PodPaths, uid string) error {
 	if err := volumes.Teardown(paths.Dir); err != nil {
 		errs = append(errs, fmt.Errorf("removing volumes: %w", err))
 	}
-	if err := network.Teardown(l.networkConfig(), uid); err != nil {
+	if err := network.Teardown(networkConfig(l), uid); err != nil {
 		errs = append(errs, fmt.Errorf("removing the pod network: %w", err))
 	}
 	if err := unpinNamespaces(paths.NSDir()); err != nil {

@@ -22,9 +22,6 @@ func seccompProfile(pod *corev1.Pod, c *corev1.Container) *corev1.SeccompProfile
 	return nil
 }
 
-// SeccompDir holds Localhost profiles, as <kubelet root>/seccomp does on a node.
-func (l Layout) SeccompDir() string { return filepath.Join(l.Root, "seccomp") }
-
 // seccompFilter turns a profile into the OCI filter for spec s, as containerd
 // does: RuntimeDefault is the default profile (which allows what the
 // container's capabilities need), Localhost a JSON profile under dir, and a

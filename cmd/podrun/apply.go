@@ -11,6 +11,8 @@ import (
 
 	"github.com/podrun/podrun/podspec"
 	"github.com/podrun/podrun/runtime"
+	"github.com/podrun/podrun/store"
+	"github.com/podrun/podrun/supervisor"
 )
 
 func applyCommand() *cli.Command {
@@ -64,7 +66,7 @@ func runApply(c *cli.Context) error {
 	l := layout(c)
 	if c.Bool("dry-run") {
 		for i, p := range plans {
-			if err := runtime.CheckImages(l, p); err != nil {
+			if err := supervisor.CheckImages(l, p); err != nil {
 				return cli.Exit(err.Error(), exitUsage)
 			}
 			out := p.Pod.DeepCopy()
@@ -84,12 +86,12 @@ func runApply(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	opts := runtime.ApplyOptions{Force: c.Bool("force"), Exe: exe, GlobalArgs: globalArgs(c)}
-	var records []*runtime.Record
+	opts := supervisor.ApplyOptions{Force: c.Bool("force"), Exe: exe, GlobalArgs: globalArgs(c)}
+	var records []*store.Record
 	for _, p := range plans {
-		res, err := runtime.Apply(l, p, opts)
+		res, err := supervisor.Apply(l, p, opts)
 		if err != nil {
-			if runtime.IsInputError(err) {
+			if supervisor.IsInputError(err) {
 				return cli.Exit(err.Error(), exitUsage)
 			}
 			return err
@@ -104,7 +106,7 @@ func runApply(c *cli.Context) error {
 }
 
 // waitForPods blocks until every pod is Ready or has finished.
-func waitForPods(l runtime.Layout, records []*runtime.Record, timeout time.Duration) error {
+func waitForPods(l store.Layout, records []*store.Record, timeout time.Duration) error {
 	var deadline time.Time
 	if timeout > 0 {
 		deadline = time.Now().Add(timeout)

@@ -8,7 +8,8 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/podrun/podrun/podspec"
-	"github.com/podrun/podrun/runtime"
+	"github.com/podrun/podrun/store"
+	"github.com/podrun/podrun/supervisor"
 )
 
 func deleteCommand() *cli.Command {
@@ -31,19 +32,19 @@ func deleteCommand() *cli.Command {
 func runDelete(c *cli.Context) error {
 	l := layout(c)
 	ns := namespace(c)
-	opts := runtime.DeleteOptions{Force: c.Bool("force")}
+	opts := supervisor.DeleteOptions{Force: c.Bool("force")}
 	if g := c.Int64("grace-period"); g >= 0 {
 		if g == 0 && !opts.Force {
 			return usageError("--grace-period=0 needs --force (immediate deletion); use --grace-period=1 for the shortest graceful stop")
 		}
 		opts.GracePeriod = &g
 	}
-	var recs []*runtime.Record
+	var recs []*store.Record
 	var errs []error
 	find := func(names []string) {
 		for _, n := range names {
-			rec, err := runtime.FindPod(l, ns, n)
-			if errors.Is(err, runtime.ErrNotFound) && c.Bool("ignore-not-found") {
+			rec, err := store.FindPod(l, ns, n)
+			if errors.Is(err, store.ErrNotFound) && c.Bool("ignore-not-found") {
 				continue
 			}
 			if err != nil {
@@ -59,7 +60,7 @@ func runDelete(c *cli.Context) error {
 		if c.Bool("all-namespaces") {
 			scope = ""
 		}
-		all, err := runtime.ListPods(l, scope)
+		all, err := store.ListPods(l, scope)
 		if err != nil {
 			return err
 		}
@@ -88,7 +89,7 @@ func runDelete(c *cli.Context) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			err := runtime.Delete(l, rec, opts)
+			err := supervisor.Delete(l, rec, opts)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {

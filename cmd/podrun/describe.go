@@ -7,7 +7,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/podrun/podrun/printers"
-	"github.com/podrun/podrun/runtime"
+	"github.com/podrun/podrun/store"
 )
 
 func describeCommand() *cli.Command {
@@ -22,11 +22,11 @@ func describeCommand() *cli.Command {
 			}
 			l := layout(c)
 			for i, n := range names {
-				rec, err := runtime.FindPod(l, namespace(c), n)
+				rec, err := store.FindPod(l, namespace(c), n)
 				if err != nil {
 					return failed("%v", err)
 				}
-				info, err := runtime.Describe(l, rec)
+				info, err := store.Describe(l, rec)
 				if err != nil {
 					return err
 				}

@@ -6,6 +6,8 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/podrun/podrun/runtime"
+	"github.com/podrun/podrun/store"
+	"github.com/podrun/podrun/supervisor"
 )
 
 func execCommand() *cli.Command {
@@ -27,7 +29,7 @@ func execCommand() *cli.Command {
 				return usageError("exec needs a pod and a command: podrun exec POD -- COMMAND")
 			}
 			l := layout(c)
-			rec, err := runtime.FindPod(l, namespace(c), podArgs(args[:1])[0])
+			rec, err := store.FindPod(l, namespace(c), podArgs(args[:1])[0])
 			if err != nil {
 				return failed("%v", err)
 			}
@@ -41,7 +43,7 @@ func execCommand() *cli.Command {
 			}
 			code, err := runtime.Exec(l, rec, container, args[1:], opts)
 			if err != nil {
-				if runtime.IsInputError(err) {
+				if supervisor.IsInputError(err) {
 					return usageError("%v", err)
 				}
 				return failed("%v", err)

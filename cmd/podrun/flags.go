@@ -8,21 +8,22 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/podrun/podrun/runtime"
+	"github.com/podrun/podrun/store"
+	"github.com/podrun/podrun/supervisor"
 )
 
 func globalFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "root", Value: runtime.DefaultRoot, Usage: "where images, pod records and logs are kept", EnvVars: []string{"PODRUN_ROOT"}},
-		&cli.StringFlag{Name: "run-root", Value: runtime.DefaultRunRoot, Usage: "where runtime state (container state, namespaces, locks) is kept", EnvVars: []string{"PODRUN_RUN_ROOT"}},
+		&cli.StringFlag{Name: "root", Value: store.DefaultRoot, Usage: "where images, pod records and logs are kept", EnvVars: []string{"PODRUN_ROOT"}},
+		&cli.StringFlag{Name: "run-root", Value: store.DefaultRunRoot, Usage: "where runtime state (container state, namespaces, locks) is kept", EnvVars: []string{"PODRUN_RUN_ROOT"}},
 		&cli.StringFlag{Name: "namespace", Aliases: []string{"n"}, Value: "", Usage: "the pods' namespace (default \"default\")"},
 		&cli.StringFlag{Name: "log-level", Value: "warn", Usage: "debug, info, warn or error"},
-		&cli.StringFlag{Name: "cgroup-parent", Value: runtime.DefaultCgroupParent, Usage: "the cgroup under which pod cgroups are made"},
+		&cli.StringFlag{Name: "cgroup-parent", Value: store.DefaultCgroupParent, Usage: "the cgroup under which pod cgroups are made"},
 		&cli.StringFlag{Name: "cgroup-manager", Value: "cgroupfs", Usage: "cgroupfs or systemd"},
 		&cli.StringFlag{Name: "bridge", Value: "", Usage: "the host bridge pods attach to (default podrun0)", EnvVars: []string{"PODRUN_BRIDGE"}},
 		&cli.StringFlag{Name: "subnet", Value: "", Usage: "the pod subnet (CIDR) on the bridge", EnvVars: []string{"PODRUN_SUBNET"}},
-		&cli.DurationFlag{Name: "crashloop-backoff-initial", Value: runtime.DefaultBackoffInitial, Usage: "the first restart backoff (the kubelet's is 10s)"},
-		&cli.DurationFlag{Name: "crashloop-backoff-max", Value: runtime.DefaultBackoffMax, Usage: "the restart backoff cap (the kubelet's is 5m)"},
+		&cli.DurationFlag{Name: "crashloop-backoff-initial", Value: supervisor.DefaultBackoffInitial, Usage: "the first restart backoff (the kubelet's is 10s)"},
+		&cli.DurationFlag{Name: "crashloop-backoff-max", Value: supervisor.DefaultBackoffMax, Usage: "the restart backoff cap (the kubelet's is 5m)"},
 		&cli.Int64Flag{Name: "pids-limit", Value: 0, Usage: "pids limit of each pod cgroup (0 = unlimited)"},
 	}
 }
@@ -36,8 +37,8 @@ func setupLogging(c *cli.Context) error {
 	return nil
 }
 
-func layout(c *cli.Context) runtime.Layout {
-	return runtime.Layout{
+func layout(c *cli.Context) store.Layout {
+	return store.Layout{
 		Root:         c.String("root"),
 		RunRoot:      c.String("run-root"),
 		CgroupParent: c.String("cgroup-parent"),

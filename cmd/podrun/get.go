@@ -12,7 +12,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/podrun/podrun/printers"
-	"github.com/podrun/podrun/runtime"
+	"github.com/podrun/podrun/store"
 )
 
 func getCommand() *cli.Command {
@@ -61,7 +61,7 @@ func runGet(c *cli.Context) error {
 		if allNS {
 			ns = ""
 		}
-		recs, err := runtime.ListPods(l, ns)
+		recs, err := store.ListPods(l, ns)
 		if err != nil {
 			return err
 		}
@@ -70,7 +70,7 @@ func runGet(c *cli.Context) error {
 		}
 	} else {
 		for _, n := range names {
-			r, err := runtime.FindPod(l, namespace(c), n)
+			r, err := store.FindPod(l, namespace(c), n)
 			if err != nil {
 				return failed("%v", err)
 			}

@@ -11,9 +11,9 @@ import (
 	"golang.org/x/term"
 	"k8s.io/apimachinery/pkg/api/resource"
 
-	"github.com/podrun/podrun/printers"
-	"github.com/podrun/podrun/runtime"
 	"github.com/podrun/podrun/image"
+	"github.com/podrun/podrun/printers"
+	records "github.com/podrun/podrun/store"
 )
 
 func openStore(c *cli.Context) (*image.Store, error) {
@@ -161,7 +161,7 @@ func rmiCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			users, err := runtime.ImageUsers(layout(c), store)
+			users, err := records.ImageUsers(layout(c), store)
 			if err != nil {
 				return err
 			}
@@ -199,7 +199,7 @@ func imageCommand() *cli.Command {
 					if err != nil {
 						return err
 					}
-					inUse, err := runtime.ImagesInUse(layout(c), store)
+					inUse, err := records.ImagesInUse(layout(c), store)
 					if err != nil {
 						return err
 					}

@@ -11,8 +11,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/podrun/podrun/runtime"
 	"github.com/podrun/podrun/logs"
+	"github.com/podrun/podrun/store"
 )
 
 func logsCommand() *cli.Command {
@@ -45,11 +45,11 @@ func runLogs(c *cli.Context) error {
 		}
 		container = args[1]
 	}
-	var rec *runtime.Record
+	var rec *store.Record
 	var err error
 	switch {
 	case len(args) >= 1:
-		rec, err = runtime.FindPod(l, namespace(c), args[0])
+		rec, err = store.FindPod(l, namespace(c), args[0])
 		if err != nil {
 			return failed("%v", err)
 		}
@@ -61,7 +61,7 @@ func runLogs(c *cli.Context) error {
 	default:
 		return usageError("logs needs a pod name or -c CONTAINER")
 	}
-	names, inits := runtime.ContainerNames(rec.Pod)
+	names, inits := store.ContainerNames(rec.Pod)
 	var containers []string
 	switch {
 	case c.Bool("all-containers"):
@@ -102,7 +102,7 @@ func runLogs(c *cli.Context) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	for _, name := range containers {
-		run, err := runtime.LogRun(rec.Pod, name, c.Bool("previous"))
+		run, err := store.LogRun(rec.Pod, name, c.Bool("previous"))
 		if err != nil {
 			if len(containers) > 1 {
 				continue
@@ -113,7 +113,7 @@ func runLogs(c *cli.Context) error {
 		if c.Bool("prefix") {
 			o.Prefix = fmt.Sprintf("[pod/%s/%s] ", rec.Pod.Name, name)
 		}
-		done := func() bool { return runtime.RunEnded(l, rec, name, run) }
+		done := func() bool { return store.RunEnded(l, rec, name, run) }
 		// kubectl prints both streams to stdout, in the order they were written.
 		if err := logs.Read(ctx, rec.LogPath(name, run), o, os.Stdout, os.Stdout, done); err != nil {
 			return failed("reading the logs of %s/%s: %v", rec.Pod.Name, name, err)
@@ -123,14 +123,14 @@ func runLogs(c *cli.Context) error {
 }
 
 // podWithContainer finds the one pod in the namespace that has a container of that name.
-func podWithContainer(l runtime.Layout, c *cli.Context, container string) (*runtime.Record, error) {
-	recs, err := runtime.ListPods(l, namespace(c))
+func podWithContainer(l store.Layout, c *cli.Context, container string) (*store.Record, error) {
+	recs, err := store.ListPods(l, namespace(c))
 	if err != nil {
 		return nil, err
 	}
-	var matches []*runtime.Record
+	var matches []*store.Record
 	for _, r := range recs {
-		names, _ := runtime.ContainerNames(r.Pod)
+		names, _ := store.ContainerNames(r.Pod)
 		for _, n := range names {
 			if n == container {
 				matches = append(matches, r)

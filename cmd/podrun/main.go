@@ -10,7 +10,7 @@ import (
 	_ "github.com/opencontainers/runc/libcontainer/nsenter" // the re-exec'd container init's C constructor
 	"github.com/urfave/cli/v2"
 
-	"github.com/podrun/podrun/runtime"
+	"github.com/podrun/podrun/supervisor"
 )
 
 // Exit codes, documented in the README.
@@ -43,7 +43,7 @@ func report(err error) int {
 		return ec.ExitCode()
 	}
 	fmt.Fprintln(os.Stderr, "error:", err)
-	if runtime.IsInputError(err) {
+	if supervisor.IsInputError(err) {
 		return exitUsage
 	}
 	return exitFailed

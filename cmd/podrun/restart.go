@@ -5,7 +5,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/podrun/podrun/runtime"
+	"github.com/podrun/podrun/store"
+	"github.com/podrun/podrun/supervisor"
 )
 
 func restartCommand() *cli.Command {
@@ -20,12 +21,12 @@ func restartCommand() *cli.Command {
 			}
 			l := layout(c)
 			for _, n := range names {
-				rec, err := runtime.FindPod(l, namespace(c), n)
+				rec, err := store.FindPod(l, namespace(c), n)
 				if err != nil {
 					return failed("%v", err)
 				}
-				if err := runtime.Restart(rec); err != nil {
-					if runtime.IsInputError(err) {
+				if err := supervisor.Restart(rec); err != nil {
+					if supervisor.IsInputError(err) {
 						return usageError("%v", err)
 					}
 					return failed("%v", err)

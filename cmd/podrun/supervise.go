@@ -5,7 +5,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/podrun/podrun/runtime"
+	"github.com/podrun/podrun/store"
+	"github.com/podrun/podrun/supervisor"
 )
 
 // superviseCommand is the detached pod supervisor that `apply` starts.
@@ -20,7 +21,7 @@ func superviseCommand() *cli.Command {
 				return usageError("supervise --uid UID NAMESPACE NAME")
 			}
 			l := layout(c)
-			rec, err := runtime.FindPod(l, c.Args().Get(0), c.Args().Get(1))
+			rec, err := store.FindPod(l, c.Args().Get(0), c.Args().Get(1))
 			if err != nil {
 				return err
 			}
@@ -29,7 +30,7 @@ func superviseCommand() *cli.Command {
 			}
 			// apply passes the write end of its readiness pipe as fd 3.
 			ready := os.NewFile(3, "ready")
-			return runtime.Supervise(l, rec, runtime.SuperviseOptions{
+			return supervisor.Supervise(l, rec, supervisor.SuperviseOptions{
 				BackoffInitial: c.Duration("crashloop-backoff-initial"),
 				BackoffMax:     c.Duration("crashloop-backoff-max"),
 				PidsLimit:      c.Int64("pids-limit"),

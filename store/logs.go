@@ -1,4 +1,4 @@
-package runtime
+package store
 
 import (
 	"fmt"
@@ -19,18 +19,19 @@ func ContainerNames(pod *corev1.Pod) (names []string, init map[string]bool) {
 	return names, init
 }
 
-func containerStatus(pod *corev1.Pod, name string) (corev1.ContainerStatus, bool) {
-	if s, ok := findStatus(pod.Status.InitContainerStatuses, name); ok {
+// ContainerStatus returns the status of one of the pod's containers.
+func ContainerStatus(pod *corev1.Pod, name string) (corev1.ContainerStatus, bool) {
+	if s, ok := FindStatus(pod.Status.InitContainerStatuses, name); ok {
 		return s, true
 	}
-	return findStatus(pod.Status.ContainerStatuses, name)
+	return FindStatus(pod.Status.ContainerStatuses, name)
 }
 
 // LogRun says which run's log `podrun logs` reads, as the kubelet's
 // validateContainerLogStatus decides it, and the messages kubectl prints when
 // there is none.
 func LogRun(pod *corev1.Pod, container string, previous bool) (int32, error) {
-	st, ok := containerStatus(pod, container)
+	st, ok := ContainerStatus(pod, container)
 	if !ok {
 		return 0, fmt.Errorf("container %q in pod %q is not available", container, pod.Name)
 	}
@@ -75,7 +76,7 @@ func RunEnded(l Layout, rec *Record, container string, run int32) bool {
 	if SupervisorPid(cur.Paths) == 0 {
 		return true // the pod has finished (or its supervisor is gone): nothing more comes
 	}
-	st, ok := containerStatus(cur.Pod, container)
+	st, ok := ContainerStatus(cur.Pod, container)
 	if !ok {
 		return true
 	}

@@ -1,4 +1,4 @@
-package runtime
+package supervisor
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
 
-	"github.com/podrun/podrun/runtime/probe"
+	"github.com/podrun/podrun/supervisor/probe"
 )
 
 // The kubelet's figures (pkg/kubelet/kubelet.go, kuberuntime_container.go).
@@ -27,38 +27,6 @@ const (
 	statusSyncPeriod = time.Second
 	deadlineMessage  = "Pod was active on the node longer than the specified deadline"
 )
-
-// exitResult is how one container run ended.
-type exitResult struct {
-	ExitCode   int32  // 128+signal for a killed process; the kubelet never reports the signal itself
-	Reason     string // Completed | Error | OOMKilled | StartError | ContainerCannotRun
-	Message    string
-	StartedAt  time.Time
-	FinishedAt time.Time
-}
-
-// containerHandle is one started container run.
-type containerHandle interface {
-	ID() string
-	// Image and ImageID are the image's normalised name and its digest reference.
-	Image() (name, id string)
-	// Exec runs a command in the container (exec probes and hooks).
-	Exec(ctx context.Context, cmd []string) (int, []byte, error)
-	// Wait blocks until the run has ended and its resources are released.
-	Wait() exitResult
-	Signal(sig syscall.Signal) error
-}
-
-// startError says a container could not be started; Waiting errors leave the
-// container waiting (image pull, configuration), the others count as a run
-// that ended (StartError), as with the kubelet.
-type startError struct {
-	Reason  string // ErrImagePull | CreateContainerConfigError | StartError ...
-	Message string
-	Waiting bool
-}
-
-func (e *startError) Error() string { return e.Message }
 
 // containerRunner creates and starts containers inside the pod's sandbox.
 type containerRunner interface {
@@ -912,15 +880,4 @@ func (m *machine) run(publish func(corev1.PodStatus), deletes <-chan time.Durati
 		case <-timer.C():
 		}
 	}
-}
-
-// exitReason is the kubelet's terminated reason for an exit.
-func exitReason(code int32, oom bool) string {
-	switch {
-	case oom:
-		return ReasonOOMKilled
-	case code == 0:
-		return ReasonCompleted
-	}
-	return ReasonError
 }

@@ -1,4 +1,4 @@
-package runtime
+package store
 
 import (
 	corev1 "k8s.io/api/core/v1"
@@ -14,7 +14,7 @@ type DescribeInfo struct {
 // Describe gathers the pod's effective resources, cgroup and events.
 func Describe(l Layout, rec *Record) (*DescribeInfo, error) {
 	info := &DescribeInfo{CgroupPath: l.CgroupParent + "/pod" + string(rec.Pod.UID)}
-	if plan, err := rec.plan(); err == nil {
+	if plan, err := rec.Plan(); err == nil {
 		info.Requests, info.Limits = plan.Requests, plan.Limits
 	}
 	ev, err := ReadEvents(rec.Paths)

@@ -1,4 +1,4 @@
-package runtime
+package supervisor
 
 import (
 	"bytes"
@@ -10,7 +10,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -20,21 +19,16 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/podrun/podrun/podspec"
 	"github.com/podrun/podrun/image"
+	"github.com/podrun/podrun/internal/errdefs"
+	"github.com/podrun/podrun/podspec"
+	"github.com/podrun/podrun/runtime"
+	"github.com/podrun/podrun/store"
 )
-
-// InputError is a problem with what the user asked for (exit code 2): nothing
-// was created.
-type InputError struct{ Err error }
-
-func (e *InputError) Error() string { return e.Err.Error() }
-func (e *InputError) Unwrap() error { return e.Err }
 
 // IsInputError reports whether err is bad input.
 func IsInputError(err error) bool {
-	var ie *InputError
-	return errors.As(err, &ie) || podspec.IsInvalid(err)
+	return errdefs.IsInvalid(err) || podspec.IsInvalid(err)
 }
 
 // ApplyOptions say how to start supervisors.
@@ -47,7 +41,7 @@ type ApplyOptions struct {
 
 // ApplyResult says what apply did with one pod: "created", "unchanged" or "replaced".
 type ApplyResult struct {
-	Record *Record
+	Record *store.Record
 	Action string
 }
 
@@ -63,11 +57,9 @@ func appliedHash(plan *podspec.Plan) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-func (p PodPaths) appliedFile() string { return filepath.Join(p.Dir, "applied.sha256") }
-
 // CheckImages fails when a container's image must come from the local store
 // (imagePullPolicy Never) and is not there.
-func CheckImages(l Layout, plan *podspec.Plan) error {
+func CheckImages(l store.Layout, plan *podspec.Plan) error {
 	var store *image.Store
 	var errs []error
 	for _, list := range []struct {
@@ -91,18 +83,18 @@ func CheckImages(l Layout, plan *podspec.Plan) error {
 		}
 	}
 	if len(errs) > 0 {
-		return &InputError{errors.Join(errs...)}
+		return errdefs.Invalid(errors.Join(errs...))
 	}
 	return nil
 }
 
 // Apply records a validated pod and starts its supervisor. It returns once the
 // supervisor owns the pod.
-func Apply(l Layout, plan *podspec.Plan, opts ApplyOptions) (*ApplyResult, error) {
+func Apply(l store.Layout, plan *podspec.Plan, opts ApplyOptions) (*ApplyResult, error) {
 	hash := appliedHash(plan)
 	action := "created"
-	if old, err := FindPod(l, plan.Pod.Namespace, plan.Pod.Name); err == nil {
-		prev, _ := os.ReadFile(old.Paths.appliedFile())
+	if old, err := store.FindPod(l, plan.Pod.Namespace, plan.Pod.Name); err == nil {
+		prev, _ := os.ReadFile(old.Paths.AppliedFile())
 		if string(prev) == hash && old.Lost() {
 			// Applied again after its supervisor was lost: run the same pod again,
 			// from its first init container, as a node does after a reboot.
@@ -111,17 +103,17 @@ func Apply(l Layout, plan *podspec.Plan, opts ApplyOptions) (*ApplyResult, error
 			}
 			return &ApplyResult{Record: old, Action: "restarted"}, nil
 		}
-		if string(prev) == hash && !isTerminal(old.Pod) {
+		if string(prev) == hash && !store.IsTerminal(old.Pod) {
 			return &ApplyResult{Record: old, Action: "unchanged"}, nil
 		}
 		if !opts.Force {
-			return nil, &InputError{fmt.Errorf("pod %q already exists in namespace %q and a pod's spec cannot be changed: delete it first (podrun delete %s) or apply with --force to replace it", plan.Pod.Name, plan.Pod.Namespace, plan.Pod.Name)}
+			return nil, errdefs.Invalid(fmt.Errorf("pod %q already exists in namespace %q and a pod's spec cannot be changed: delete it first (podrun delete %s) or apply with --force to replace it", plan.Pod.Name, plan.Pod.Namespace, plan.Pod.Name))
 		}
 		if err := Delete(l, old, DeleteOptions{}); err != nil {
 			return nil, fmt.Errorf("replacing pod %s: %w", old.Key(), err)
 		}
 		action = "replaced"
-	} else if !errors.Is(err, ErrNotFound) {
+	} else if !errors.Is(err, store.ErrNotFound) {
 		return nil, err
 	}
 	if err := CheckImages(l, plan); err != nil {
@@ -138,19 +130,19 @@ func Apply(l Layout, plan *podspec.Plan, opts ApplyOptions) (*ApplyResult, error
 	}
 	pod.Status = initialStatus(pod, now)
 	paths := l.Pod(pod.Namespace, pod.Name, string(pod.UID))
-	objs := &Objects{}
+	objs := &store.Objects{}
 	for _, cm := range plan.ConfigMaps {
 		objs.ConfigMaps = append(objs.ConfigMaps, cm)
 	}
 	for _, s := range plan.Secrets {
 		objs.Secrets = append(objs.Secrets, s)
 	}
-	if err := createRecord(paths, pod, objs); err != nil {
+	if err := store.CreateRecord(paths, pod, objs); err != nil {
 		_ = os.RemoveAll(paths.Dir)
 		return nil, err
 	}
-	_ = os.WriteFile(paths.appliedFile(), []byte(hash), 0o644)
-	rec := &Record{Paths: paths, Pod: pod, Objects: objs}
+	_ = os.WriteFile(paths.AppliedFile(), []byte(hash), 0o644)
+	rec := &store.Record{Paths: paths, Pod: pod, Objects: objs}
 	if err := startSupervisor(rec, opts); err != nil {
 		_ = removePod(l, rec)
 		return nil, fmt.Errorf("starting the supervisor of pod %s: %w", rec.Key(), err)
@@ -159,8 +151,8 @@ func Apply(l Layout, plan *podspec.Plan, opts ApplyOptions) (*ApplyResult, error
 }
 
 // revive releases what a lost pod may still hold and starts a new supervisor for it.
-func revive(l Layout, rec *Record, opts ApplyOptions) error {
-	if err := teardownSandbox(l, rec.Paths, string(rec.Pod.UID)); err != nil {
+func revive(l store.Layout, rec *store.Record, opts ApplyOptions) error {
+	if err := runtime.TeardownSandbox(l, rec.Paths, string(rec.Pod.UID)); err != nil {
 		return fmt.Errorf("releasing what pod %s held before restarting it: %w", rec.Key(), err)
 	}
 	// Until the new supervisor reports, nothing of the pod is ready (`apply
@@ -172,7 +164,7 @@ func revive(l Layout, rec *Record, opts ApplyOptions) error {
 		}
 	}
 	st.Phase, st.Message = corev1.PodPending, ""
-	if err := writeJSON(rec.Paths.StatusFile(), st); err != nil {
+	if err := store.WriteJSON(rec.Paths.StatusFile(), st); err != nil {
 		return err
 	}
 	if err := startSupervisor(rec, opts); err != nil {
@@ -181,13 +173,9 @@ func revive(l Layout, rec *Record, opts ApplyOptions) error {
 	return nil
 }
 
-func isTerminal(pod *corev1.Pod) bool {
-	return pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
-}
-
 // startSupervisor starts the pod's supervisor detached in its own session and
 // waits until it says it owns the pod.
-func startSupervisor(rec *Record, opts ApplyOptions) error {
+func startSupervisor(rec *store.Record, opts ApplyOptions) error {
 	logf, err := os.OpenFile(rec.Paths.SupervisorLog(), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return err

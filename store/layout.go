@@ -1,7 +1,8 @@
-// Package runtime runs pods: the pod supervisor (init containers, app containers,
-// restarts, termination), the container adapter over libcontainer, the sandbox
-// (network, volumes, cgroups) and the on-disk pod records that every CLI verb reads.
-package runtime
+// Package store keeps the host's records: one record per object (pods today),
+// with its spec, status, events and settings, and is the only package that
+// knows the on-disk layout. Every CLI verb reads it; the supervisor writes a
+// pod's status into it.
+package store
 
 import (
 	"fmt"
@@ -34,6 +35,9 @@ func (l Layout) PodsDir() string { return filepath.Join(l.Root, "pods") }
 
 // ImagesDir is the image store.
 func (l Layout) ImagesDir() string { return filepath.Join(l.Root, "images") }
+
+// SeccompDir holds Localhost profiles, as <kubelet root>/seccomp does on a node.
+func (l Layout) SeccompDir() string { return filepath.Join(l.Root, "seccomp") }
 
 // NetworkDir keeps IPAM and per-pod network state.
 func (l Layout) NetworkDir() string { return filepath.Join(l.Root, "network") }
@@ -77,6 +81,14 @@ func (p PodPaths) LogFile(container string, restartCount int32) string {
 // ContainerDir holds a container's writable layer and termination-log file.
 func (p PodPaths) ContainerDir(container string) string {
 	return filepath.Join(p.Dir, "containers", container)
+}
+
+// AppliedFile holds the hash of what was applied (see AppliedHash).
+func (p PodPaths) AppliedFile() string { return filepath.Join(p.Dir, "applied.sha256") }
+
+// ProcessFile is what `podrun exec` needs to run a process like the container's own.
+func (p PodPaths) ProcessFile(container string) string {
+	return filepath.Join(p.ContainerDir(container), "process.json")
 }
 
 func (p PodPaths) LockFile() string { return filepath.Join(p.RunDir, "supervisor.lock") }

@@ -1,4 +1,4 @@
-package runtime
+package supervisor
 
 import (
 	"fmt"
@@ -6,20 +6,23 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/podrun/podrun/store"
 )
 
-// Reasons the kubelet reports, which kubectl turns into STATUS strings.
+// Reasons the kubelet reports, which kubectl turns into STATUS strings (the
+// words live in store, which every reader of a status shares).
 const (
-	ReasonPodInitializing   = "PodInitializing"
-	ReasonContainerCreating = "ContainerCreating"
-	ReasonCrashLoopBackOff  = "CrashLoopBackOff"
-	ReasonCompleted         = "Completed"
-	ReasonError             = "Error"
-	ReasonOOMKilled         = "OOMKilled"
-	ReasonStartError        = "StartError"
-	ReasonErrImagePull      = "ErrImagePull"
-	ReasonImagePullBackOff  = "ImagePullBackOff"
-	ReasonDeadlineExceeded  = "DeadlineExceeded"
+	ReasonPodInitializing   = store.ReasonPodInitializing
+	ReasonContainerCreating = store.ReasonContainerCreating
+	ReasonCrashLoopBackOff  = store.ReasonCrashLoopBackOff
+	ReasonCompleted         = store.ReasonCompleted
+	ReasonError             = store.ReasonError
+	ReasonOOMKilled         = store.ReasonOOMKilled
+	ReasonStartError        = store.ReasonStartError
+	ReasonErrImagePull      = store.ReasonErrImagePull
+	ReasonImagePullBackOff  = store.ReasonImagePullBackOff
+	ReasonDeadlineExceeded  = store.ReasonDeadlineExceeded
 )
 
 func isSidecar(c *corev1.Container) bool {
@@ -27,12 +30,7 @@ func isSidecar(c *corev1.Container) bool {
 }
 
 func findStatus(statuses []corev1.ContainerStatus, name string) (corev1.ContainerStatus, bool) {
-	for _, s := range statuses {
-		if s.Name == name {
-			return s, true
-		}
-	}
-	return corev1.ContainerStatus{}, false
+	return store.FindStatus(statuses, name)
 }
 
 // podPhase is the kubelet's getPhase (pkg/kubelet/kubelet_pods.go) without the

@@ -1,4 +1,4 @@
-package runtime
+package store
 
 import (
 	"bufio"
@@ -17,10 +17,13 @@ import (
 	"github.com/moby/sys/atomicwriter"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/podrun/podrun/internal/errdefs"
+	"github.com/podrun/podrun/podspec"
 )
 
 // ErrNotFound is returned when no pod matches.
-var ErrNotFound = errors.New("not found")
+var ErrNotFound = errdefs.ErrNotFound
 
 // Objects are the ConfigMaps and Secrets that came with the pod in its manifest.
 type Objects struct {
@@ -45,7 +48,7 @@ type Record struct {
 // Key is namespace/name.
 func (r *Record) Key() string { return r.Pod.Namespace + "/" + r.Pod.Name }
 
-func writeJSON(path string, v any) error {
+func WriteJSON(path string, v any) error {
 	data, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -53,7 +56,7 @@ func writeJSON(path string, v any) error {
 	return atomicwriter.WriteFile(path, data, 0o644)
 }
 
-func readJSON(path string, v any) error {
+func ReadJSON(path string, v any) error {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return err
@@ -64,38 +67,38 @@ func readJSON(path string, v any) error {
 	return nil
 }
 
-// createRecord writes a new pod's record directory.
-func createRecord(paths PodPaths, pod *corev1.Pod, objs *Objects) error {
+// CreateRecord writes a new pod's record directory.
+func CreateRecord(paths PodPaths, pod *corev1.Pod, objs *Objects) error {
 	if err := os.MkdirAll(paths.Dir, 0o700); err != nil {
 		return fmt.Errorf("creating pod record %s: %w", paths.Dir, err)
 	}
 	spec := pod.DeepCopy()
 	spec.Status = corev1.PodStatus{}
-	if err := writeJSON(paths.SpecFile(), spec); err != nil {
+	if err := WriteJSON(paths.SpecFile(), spec); err != nil {
 		return fmt.Errorf("writing pod record: %w", err)
 	}
-	if err := writeJSON(paths.ObjectsFile(), objs); err != nil {
+	if err := WriteJSON(paths.ObjectsFile(), objs); err != nil {
 		return fmt.Errorf("writing pod record: %w", err)
 	}
-	return writeJSON(paths.StatusFile(), pod.Status)
+	return WriteJSON(paths.StatusFile(), pod.Status)
 }
 
-// loadRecord reads a pod record directory.
-func loadRecord(l Layout, dir string) (*Record, error) {
+// LoadRecord reads a pod record directory.
+func LoadRecord(l Layout, dir string) (*Record, error) {
 	pod := &corev1.Pod{}
-	if err := readJSON(filepath.Join(dir, "pod.json"), pod); err != nil {
+	if err := ReadJSON(filepath.Join(dir, "pod.json"), pod); err != nil {
 		return nil, err
 	}
 	// The status may be missing for an instant while apply creates the record.
-	if err := readJSON(filepath.Join(dir, "status.json"), &pod.Status); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := ReadJSON(filepath.Join(dir, "status.json"), &pod.Status); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
 	r := &Record{Paths: l.Pod(pod.Namespace, pod.Name, string(pod.UID)), Pod: pod, Objects: &Objects{}}
-	if err := readJSON(r.Paths.ObjectsFile(), r.Objects); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := ReadJSON(r.Paths.ObjectsFile(), r.Objects); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
 	var del DeleteRequest
-	if err := readJSON(r.Paths.DeleteFile(), &del); err == nil && pod.DeletionTimestamp == nil {
+	if err := ReadJSON(r.Paths.DeleteFile(), &del); err == nil && pod.DeletionTimestamp == nil {
 		pod.DeletionTimestamp = &del.Timestamp
 		pod.DeletionGracePeriodSeconds = &del.GracePeriodSeconds
 	}
@@ -118,7 +121,7 @@ func ListPods(l Layout, namespace string) ([]*Record, error) {
 		if !e.IsDir() || len(parts) != 3 || (namespace != "" && parts[0] != namespace) {
 			continue
 		}
-		r, err := loadRecord(l, filepath.Join(l.PodsDir(), e.Name()))
+		r, err := LoadRecord(l, filepath.Join(l.PodsDir(), e.Name()))
 		if errors.Is(err, fs.ErrNotExist) {
 			continue // being created or deleted right now
 		}
@@ -135,7 +138,7 @@ func ListPods(l Layout, namespace string) ([]*Record, error) {
 func FindPod(l Layout, namespace, name string) (*Record, error) {
 	matches, _ := filepath.Glob(filepath.Join(l.PodsDir(), PodDirName(namespace, name, "*")))
 	for _, dir := range matches {
-		r, err := loadRecord(l, dir)
+		r, err := LoadRecord(l, dir)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
@@ -151,7 +154,7 @@ func FindPod(l Layout, namespace, name string) (*Record, error) {
 // the host rebooted, or the supervisor was killed. Nothing runs its
 // containers; `podrun apply` of the same manifest starts the pod again.
 func (r *Record) Lost() bool {
-	return r.Pod.Status.StartTime != nil && !isTerminal(r.Pod) && SupervisorPid(r.Paths) == 0
+	return r.Pod.Status.StartTime != nil && !IsTerminal(r.Pod) && SupervisorPid(r.Paths) == 0
 }
 
 // View is the pod as `get` and `describe` show it: a lost pod's state is
@@ -170,8 +173,18 @@ func (r *Record) View() *corev1.Pod {
 	return p
 }
 
+// Plan rebuilds the validated pod plan from the record.
+func (r *Record) Plan() (*podspec.Plan, error) {
+	m := &podspec.Manifest{Source: r.Paths.SpecFile(), Pods: []*corev1.Pod{r.Pod}, ConfigMaps: r.Objects.ConfigMaps, Secrets: r.Objects.Secrets}
+	plans, err := m.Plans()
+	if err != nil {
+		return nil, err
+	}
+	return plans[0], nil
+}
+
 // Reload re-reads the record from disk.
-func (r *Record) Reload(l Layout) (*Record, error) { return loadRecord(l, r.Paths.Dir) }
+func (r *Record) Reload(l Layout) (*Record, error) { return LoadRecord(l, r.Paths.Dir) }
 
 // SupervisorPid returns the pid of the pod's supervisor when it is alive, else 0.
 // A live supervisor holds an exclusive lock on its lock file for its whole life.
@@ -224,13 +237,17 @@ func ReadEvents(paths PodPaths) ([]Event, error) {
 	return out, sc.Err()
 }
 
-// eventLog appends events to the pod's events file.
-type eventLog struct {
+// EventLog appends events to the pod's events file.
+type EventLog struct {
 	path string
 	now  func() time.Time
 }
 
-func (e *eventLog) add(typ, reason, object, format string, args ...any) {
+// NewEventLog appends to path, stamping events with now.
+func NewEventLog(path string, now func() time.Time) *EventLog { return &EventLog{path: path, now: now} }
+
+// Add appends one event; an event that cannot be written is dropped.
+func (e *EventLog) Add(typ, reason, object, format string, args ...any) {
 	ev := Event{Time: metav1.NewMicroTime(e.now()), Type: typ, Reason: reason, Object: object, Message: fmt.Sprintf(format, args...)}
 	data, _ := json.Marshal(ev)
 	f, err := os.OpenFile(e.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)

@@ -1,4 +1,4 @@
-package runtime
+package supervisor
 
 import (
 	"bytes"
@@ -19,8 +19,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
 
-	"github.com/podrun/podrun/podspec"
 	"github.com/podrun/podrun/image"
+	"github.com/podrun/podrun/runtime"
+	"github.com/podrun/podrun/store"
 )
 
 // SuperviseOptions tune the supervisor.
@@ -33,21 +34,11 @@ type SuperviseOptions struct {
 	Ready *os.File
 }
 
-// plan rebuilds the validated pod plan from the record.
-func (r *Record) plan() (*podspec.Plan, error) {
-	m := &podspec.Manifest{Source: r.Paths.SpecFile(), Pods: []*corev1.Pod{r.Pod}, ConfigMaps: r.Objects.ConfigMaps, Secrets: r.Objects.Secrets}
-	plans, err := m.Plans()
-	if err != nil {
-		return nil, err
-	}
-	return plans[0], nil
-}
-
 // Supervise owns one pod for its whole life: it builds the sandbox, runs the
 // containers as the kubelet would, writes the status, and tears everything
 // down when the pod completes or is deleted. It is the body of the hidden
 // `podrun supervise` command, run detached in its own session.
-func Supervise(l Layout, rec *Record, opts SuperviseOptions) error {
+func Supervise(l store.Layout, rec *store.Record, opts SuperviseOptions) error {
 	paths := rec.Paths
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil)).With("pod", rec.Key())
 	if err := os.MkdirAll(paths.RunDir, 0o700); err != nil {
@@ -89,11 +80,11 @@ func Supervise(l Layout, rec *Record, opts SuperviseOptions) error {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 
-	plan, err := rec.plan()
+	plan, err := rec.Plan()
 	if err != nil {
 		return fmt.Errorf("pod %s: %w", rec.Key(), err)
 	}
-	store, err := image.Open(l.ImagesDir())
+	images, err := image.Open(l.ImagesDir())
 	if err != nil {
 		return err
 	}
@@ -114,9 +105,9 @@ func Supervise(l Layout, rec *Record, opts SuperviseOptions) error {
 	}()
 
 	// The sandbox first; like the kubelet, retry while it cannot be built.
-	var sb *sandbox
+	var sb *runtime.Sandbox
 	for attempt := 0; sb == nil; attempt++ {
-		sb, err = setupSandbox(ctx, l, paths, plan, opts.PidsLimit, func(note string) {
+		sb, err = runtime.SetupSandbox(ctx, l, paths, plan, opts.PidsLimit, func(note string) {
 			events.add("Normal", "Note", "", "%s", note)
 		})
 		if err == nil {
@@ -133,24 +124,24 @@ func Supervise(l Layout, rec *Record, opts SuperviseOptions) error {
 		case <-time.After(min(opts.BackoffInitial<<min(attempt, 5), opts.BackoffMax)):
 		}
 	}
-	events.add("Normal", "SandboxReady", "", "Pod sandbox created (IP %s)", sb.net.PodIP)
-	runner := &podRunner{l: l, paths: paths, plan: plan, sb: sb, store: store, events: events, pulls: map[string]*pull{}}
-	runner.prepull(ctx)
+	events.add("Normal", "SandboxReady", "", "Pod sandbox created (IP %s)", sb.Network().PodIP)
+	runner := runtime.NewPodRunner(l, paths, plan, sb, images, events.store())
+	runner.Prepull(ctx)
 	m.runner = runner
 	m.sandboxReady = true
-	m.status.PodIP = sb.net.PodIP
-	for _, ip := range sb.net.PodIPs {
+	m.status.PodIP = sb.Network().PodIP
+	for _, ip := range sb.Network().PodIPs {
 		m.status.PodIPs = append(m.status.PodIPs, corev1.PodIP{IP: ip})
 	}
-	m.status.HostIP = sb.net.HostIP
-	if sb.net.HostIP != "" {
-		m.status.HostIPs = []corev1.HostIP{{IP: sb.net.HostIP}}
+	m.status.HostIP = sb.Network().HostIP
+	if sb.Network().HostIP != "" {
+		m.status.HostIPs = []corev1.HostIP{{IP: sb.Network().HostIP}}
 	}
 	m.status.QOSClass = plan.QOS
 
 	m.run(pub.publish, deletes, restarts)
 
-	if err := teardownSandbox(l, paths, string(rec.Pod.UID)); err != nil {
+	if err := runtime.TeardownSandbox(l, paths, string(rec.Pod.UID)); err != nil {
 		log.Error("tearing down the pod sandbox", "err", err)
 		events.add("Warning", "FailedKillPod", "", "error tearing down the pod: %v", err)
 	}
@@ -163,9 +154,9 @@ func Supervise(l Layout, rec *Record, opts SuperviseOptions) error {
 }
 
 // deleteGrace is the grace period `podrun delete` asked for, else the pod's.
-func deleteGrace(paths PodPaths, pod *corev1.Pod) time.Duration {
-	var req DeleteRequest
-	if err := readJSON(paths.DeleteFile(), &req); err == nil {
+func deleteGrace(paths store.PodPaths, pod *corev1.Pod) time.Duration {
+	var req store.DeleteRequest
+	if err := store.ReadJSON(paths.DeleteFile(), &req); err == nil {
 		return time.Duration(req.GracePeriodSeconds) * time.Second
 	}
 	if g := pod.Spec.TerminationGracePeriodSeconds; g != nil {
@@ -176,7 +167,7 @@ func deleteGrace(paths PodPaths, pod *corev1.Pod) time.Duration {
 
 // publisher writes the pod's status when it changes.
 type publisher struct {
-	paths PodPaths
+	paths store.PodPaths
 	pod   *corev1.Pod
 	log   *slog.Logger
 	last  []byte
@@ -188,7 +179,7 @@ func (p *publisher) publish(st corev1.PodStatus) {
 	if err != nil || bytes.Equal(data, p.last) {
 		return
 	}
-	if err := writeJSON(p.paths.StatusFile(), st); err != nil {
+	if err := store.WriteJSON(p.paths.StatusFile(), st); err != nil {
 		p.log.Error("writing pod status", "err", err)
 		return
 	}

@@ -1,0 +1,102 @@
+package runtime
+
+import (
+	"context"
+	"syscall"
+	"time"
+
+	"github.com/podrun/podrun/image"
+	"github.com/podrun/podrun/network"
+	"github.com/podrun/podrun/podspec"
+	"github.com/podrun/podrun/store"
+)
+
+// The run contract between the supervisor and the containers it runs: how a
+// run ended, a started run, and why a start failed. The supervisor drives a
+// PodRunner through them.
+
+// ExitResult is how one container run ended.
+type ExitResult struct {
+	ExitCode   int32  // 128+signal for a killed process; the kubelet never reports the signal itself
+	Reason     string // Completed | Error | OOMKilled | StartError | ContainerCannotRun
+	Message    string
+	StartedAt  time.Time
+	FinishedAt time.Time
+}
+
+// ContainerHandle is one started container run.
+type ContainerHandle interface {
+	ID() string
+	// Image and ImageID are the image's normalised name and its digest reference.
+	Image() (name, id string)
+	// Exec runs a command in the container (exec probes and hooks).
+	Exec(ctx context.Context, cmd []string) (int, []byte, error)
+	// Wait blocks until the run has ended and its resources are released.
+	Wait() ExitResult
+	Signal(sig syscall.Signal) error
+}
+
+// StartError says a container could not be started; Waiting errors leave the
+// container waiting (image pull, configuration), the others count as a run
+// that ended (StartError), as with the kubelet.
+type StartError struct {
+	Reason  string // ErrImagePull | CreateContainerConfigError | StartError ...
+	Message string
+	Waiting bool
+}
+
+func (e *StartError) Error() string { return e.Message }
+
+type (
+	exitResult      = ExitResult
+	containerHandle = ContainerHandle
+	startError      = StartError
+)
+
+// ExitReason is the kubelet's terminated reason for an exit.
+func ExitReason(code int32, oom bool) string {
+	switch {
+	case oom:
+		return ReasonOOMKilled
+	case code == 0:
+		return ReasonCompleted
+	}
+	return ReasonError
+}
+
+// The kubelet's status words the runner reports.
+const (
+	ReasonOOMKilled    = store.ReasonOOMKilled
+	ReasonCompleted    = store.ReasonCompleted
+	ReasonError        = store.ReasonError
+	ReasonStartError   = store.ReasonStartError
+	ReasonErrImagePull = store.ReasonErrImagePull
+)
+
+// PodRunner starts a pod's containers in its sandbox with libcontainer.
+type PodRunner = podRunner
+
+// Sandbox is a pod's namespaces, network, volumes and cgroup.
+type Sandbox = sandbox
+
+// NewPodRunner returns the runner of a pod whose sandbox is up.
+func NewPodRunner(l store.Layout, paths store.PodPaths, plan *podspec.Plan, sb *Sandbox, images *image.Store, events *store.EventLog) *PodRunner {
+	return &podRunner{l: l, paths: paths, plan: plan, sb: sb, store: images, events: events, pulls: map[string]*pull{}}
+}
+
+// Prepull pulls all of the pod's images in parallel.
+func (r *podRunner) Prepull(ctx context.Context) { r.prepull(ctx) }
+
+// SetupSandbox builds the pod's sandbox; notes receives what the user should know.
+func SetupSandbox(ctx context.Context, l store.Layout, paths store.PodPaths, plan *podspec.Plan, pidsLimit int64, notes func(string)) (*Sandbox, error) {
+	return setupSandbox(ctx, l, paths, plan, pidsLimit, notes)
+}
+
+// Network is what the network package set up for the pod.
+func (sb *sandbox) Network() *network.Result { return sb.net }
+
+// TeardownSandbox releases everything the pod's sandbox holds; it works from
+// the record alone and again after a crash.
+func TeardownSandbox(l store.Layout, paths store.PodPaths, uid string) error {
+	return teardownSandbox(l, paths, uid)
+}
