@@ -32,6 +32,14 @@ type Manifest struct {
 	// Origins[i] tells where Pods[i] came from, so that errors name the
 	// paths the user wrote (a Job's pod lives under spec.template).
 	Origins []Origin
+	// Objects lists every object as written, in order, with the namespace the
+	// file gives it ("" when it names none), for kubectl's namespace rules.
+	Objects []ObjectRef
+}
+
+// ObjectRef names an object of a manifest.
+type ObjectRef struct {
+	Kind, Namespace, Name string
 }
 
 // Origin locates a pod in its manifest.
@@ -109,8 +117,9 @@ func Load(data []byte, source string) (*Manifest, error) {
 	if len(l.errs) > 0 {
 		return nil, l.errs
 	}
-	if len(l.m.Pods) == 0 {
-		return nil, ErrorList{&LoadError{File: source, Msg: "no Pod or Job in the manifest"}}
+	if len(l.m.Objects) == 0 {
+		// A manifest of ConfigMaps or Secrets alone is fine: they are objects of their own.
+		return nil, ErrorList{&LoadError{File: source, Msg: "no objects in the manifest"}}
 	}
 	return l.m, nil
 }
@@ -352,6 +361,9 @@ func (l *loader) decodeObject(js []byte, tree *posTree, d rawDoc, prefix string)
 		return
 	}
 	origin := Origin{Doc: d.index, Line: line, Kind: kind, Prefix: prefix}
+	if mo, ok := obj.(metav1.Object); ok {
+		l.m.Objects = append(l.m.Objects, ObjectRef{Kind: kind, Namespace: mo.GetNamespace(), Name: mo.GetName()})
+	}
 	switch o := obj.(type) {
 	case *corev1.Pod:
 		prepareForCreate(&o.ObjectMeta)

@@ -139,14 +139,9 @@ spec:
 			want: []string{`pod.yaml:1: expected an object with apiVersion and kind`},
 		},
 		{
-			name: "no pod",
-			src:  "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n",
-			want: []string{`pod.yaml: no Pod or Job in the manifest`},
-		},
-		{
 			name: "only empty documents",
 			src:  "---\n# nothing\n---\n",
-			want: []string{`pod.yaml: no Pod or Job in the manifest`},
+			want: []string{`pod.yaml: no objects in the manifest`},
 		},
 		{
 			name: "invalid document separator",

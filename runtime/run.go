@@ -5,10 +5,13 @@ import (
 	"syscall"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/podrun/podrun/image"
 	"github.com/podrun/podrun/network"
 	"github.com/podrun/podrun/podspec"
 	"github.com/podrun/podrun/store"
+	"github.com/podrun/podrun/volumes"
 )
 
 // The run contract between the supervisor and the containers it runs: how a
@@ -99,4 +102,16 @@ func (sb *sandbox) Network() *network.Result { return sb.net }
 // the record alone and again after a crash.
 func TeardownSandbox(l store.Layout, paths store.PodPaths, uid string) error {
 	return teardownSandbox(l, paths, uid)
+}
+
+// RefreshVolumes rewrites the pod's configMap, secret, downwardAPI and
+// projected volumes from the given objects; unchanged data stays as it is,
+// changed data is swapped in atomically (volumes.Setup is idempotent).
+func (sb *sandbox) RefreshVolumes(paths store.PodPaths, plan *podspec.Plan, cms map[string]*corev1.ConfigMap, secrets map[string]*corev1.Secret) error {
+	_, _, err := volumes.Setup(plan.Pod, volumes.Options{
+		PodDir:  paths.Dir,
+		Objects: volumes.Objects{ConfigMaps: cms, Secrets: secrets},
+		Fields:  fieldResolver{plan: plan, rt: sb.runtimeInfo()},
+	})
+	return err
 }

@@ -13,7 +13,8 @@ type DescribeInfo struct {
 
 // Describe gathers the pod's effective resources, cgroup and events.
 func Describe(l Layout, rec *Record) (*DescribeInfo, error) {
-	info := &DescribeInfo{CgroupPath: l.CgroupParent + "/pod" + string(rec.Pod.UID)}
+	// The pod's cgroup is where its settings put it, whatever the flags now.
+	info := &DescribeInfo{CgroupPath: rec.PodLayout(l).CgroupParent + "/pod" + string(rec.Pod.UID)}
 	if plan, err := rec.Plan(); err == nil {
 		info.Requests, info.Limits = plan.Requests, plan.Limits
 	}

@@ -42,9 +42,14 @@ func (l Layout) SeccompDir() string { return filepath.Join(l.Root, "seccomp") }
 // NetworkDir keeps IPAM and per-pod network state.
 func (l Layout) NetworkDir() string { return filepath.Join(l.Root, "network") }
 
-// PodDirName is the kubelet's log directory name: <namespace>_<name>_<uid>.
+// uidLen is the length of the UIDs podrun gives pods.
+const uidLen = 36
+
+// PodDirName is the kubelet's log directory name: <namespace>_<name>_<uid>. A
+// name too long for one directory name (valid pod names have up to 253
+// characters) is shortened and ends in a hash of the whole name.
 func PodDirName(namespace, name, uid string) string {
-	return fmt.Sprintf("%s_%s_%s", namespace, name, uid)
+	return fmt.Sprintf("%s_%s_%s", namespace, fileName(name, maxFileName-len(namespace)-2-uidLen), uid)
 }
 
 // PodPaths are the paths of one pod.
@@ -65,7 +70,7 @@ func (p PodPaths) SpecFile() string    { return filepath.Join(p.Dir, "pod.json")
 func (p PodPaths) StatusFile() string  { return filepath.Join(p.Dir, "status.json") }
 func (p PodPaths) ObjectsFile() string { return filepath.Join(p.Dir, "objects.json") }
 func (p PodPaths) EventsFile() string  { return filepath.Join(p.Dir, "events.jsonl") }
-func (p PodPaths) DeleteFile() string  { return filepath.Join(p.Dir, "delete.json") }
+func (p PodPaths) RequestFile() string { return filepath.Join(p.RunDir, "request.json") }
 func (p PodPaths) SupervisorLog() string {
 	return filepath.Join(p.Dir, "supervisor.log")
 }
@@ -93,6 +98,9 @@ func (p PodPaths) ProcessFile(container string) string {
 
 func (p PodPaths) LockFile() string { return filepath.Join(p.RunDir, "supervisor.lock") }
 func (p PodPaths) PidFile() string  { return filepath.Join(p.RunDir, "supervisor.pid") }
+
+// StartTimeFile holds the supervisor's process start time (see SupervisorPid).
+func (p PodPaths) StartTimeFile() string { return filepath.Join(p.RunDir, "supervisor.start") }
 
 // StateRoot is libcontainer's state root for the pod's containers.
 func (p PodPaths) StateRoot() string { return filepath.Join(p.RunDir, "containers") }

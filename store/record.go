@@ -9,14 +9,13 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
-	"github.com/gofrs/flock"
 	"github.com/moby/sys/atomicwriter"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/podrun/podrun/internal/errdefs"
 	"github.com/podrun/podrun/podspec"
@@ -25,10 +24,22 @@ import (
 // ErrNotFound is returned when no pod matches.
 var ErrNotFound = errdefs.ErrNotFound
 
-// Objects are the ConfigMaps and Secrets that came with the pod in its manifest.
+// Objects are the ConfigMaps and Secrets the pod was applied with (its
+// environment comes from these; its volumes follow the store's objects).
 type Objects struct {
 	ConfigMaps []*corev1.ConfigMap `json:"configMaps,omitempty"`
 	Secrets    []*corev1.Secret    `json:"secrets,omitempty"`
+}
+
+// Request is what a CLI asks of a pod's supervisor (supervisor/client.go
+// writes it, the supervisor reads it when rung). It lives under the run root,
+// so asking writes nothing under --root.
+type Request struct {
+	// Delete asks the pod to stop within the grace period and be torn down.
+	Delete *DeleteRequest `json:"delete,omitempty"`
+	// Restart counts `podrun restart` requests; the supervisor restarts the
+	// pod when it sees a count it has not handled.
+	Restart int `json:"restart,omitempty"`
 }
 
 // DeleteRequest is written by `podrun delete` for the supervisor to act on.
@@ -37,25 +48,51 @@ type DeleteRequest struct {
 	GracePeriodSeconds int64       `json:"gracePeriodSeconds"`
 }
 
+// RecordVersion is the version of the pod record this podrun writes.
+const RecordVersion = 1
+
+// header is a record's versioned identity and settings (record.json), written
+// with the rest of the record and read first.
+type header struct {
+	Version   int      `json:"version"`
+	Kind      string   `json:"kind"`
+	Namespace string   `json:"namespace"`
+	Name      string   `json:"name"`
+	UID       string   `json:"uid"`
+	Settings  Settings `json:"settings"`
+}
+
 // Record is everything on disk about one pod.
 type Record struct {
 	Paths PodPaths
 	// Pod is the stored spec with the latest status written by the supervisor.
-	Pod     *corev1.Pod
-	Objects *Objects
+	Pod      *corev1.Pod
+	Objects  *Objects
+	Settings Settings
+	// Broken says why the record cannot be read (a corrupt file): the pod is
+	// shown as Unknown with this reason, and delete still releases it.
+	Broken error
+	// Request is the pending request to the supervisor, if any.
+	Request Request
 }
 
 // Key is namespace/name.
 func (r *Record) Key() string { return r.Pod.Namespace + "/" + r.Pod.Name }
 
+// WriteJSON writes v to path atomically (a temporary file renamed into place).
 func WriteJSON(path string, v any) error {
 	data, err := json.Marshal(v)
 	if err != nil {
 		return err
 	}
+	return writeFileAtomic(path, data)
+}
+
+func writeFileAtomic(path string, data []byte) error {
 	return atomicwriter.WriteFile(path, data, 0o644)
 }
 
+// ReadJSON reads path into v.
 func ReadJSON(path string, v any) error {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -67,46 +104,116 @@ func ReadJSON(path string, v any) error {
 	return nil
 }
 
-// CreateRecord writes a new pod's record directory.
-func CreateRecord(paths PodPaths, pod *corev1.Pod, objs *Objects) error {
-	if err := os.MkdirAll(paths.Dir, 0o700); err != nil {
-		return fmt.Errorf("creating pod record %s: %w", paths.Dir, err)
+// creatingPrefix names a record directory that is being written; it becomes
+// the pod's directory by one rename, so no half-written pod is ever listed.
+const creatingPrefix = ".creating-"
+
+// CreateRecord writes a new pod's record: the spec, its objects, its initial
+// status, the applied hash and its settings, all at once.
+func CreateRecord(l Layout, pod *corev1.Pod, objs *Objects, settings Settings, applied string) (*Record, error) {
+	uid := string(pod.UID)
+	paths := l.Pod(pod.Namespace, pod.Name, uid)
+	tmp := filepath.Join(l.PodsDir(), creatingPrefix+uid)
+	err := func() error {
+		if err := os.MkdirAll(tmp, 0o700); err != nil {
+			return err
+		}
+		spec := pod.DeepCopy()
+		spec.Status = corev1.PodStatus{}
+		settings.Version = SettingsVersion
+		h := header{Version: RecordVersion, Kind: "Pod", Namespace: pod.Namespace, Name: pod.Name, UID: uid, Settings: settings}
+		for name, v := range map[string]any{"pod.json": spec, "objects.json": objs, "status.json": pod.Status, "record.json": h} {
+			if err := WriteJSON(filepath.Join(tmp, name), v); err != nil {
+				return err
+			}
+		}
+		if err := writeFileAtomic(filepath.Join(tmp, filepath.Base(paths.AppliedFile())), []byte(applied)); err != nil {
+			return err
+		}
+		return os.Rename(tmp, paths.Dir)
+	}()
+	if err != nil {
+		_ = os.RemoveAll(tmp)
+		return nil, fmt.Errorf("writing the record of pod %s/%s: %w", pod.Namespace, pod.Name, err)
 	}
-	spec := pod.DeepCopy()
-	spec.Status = corev1.PodStatus{}
-	if err := WriteJSON(paths.SpecFile(), spec); err != nil {
-		return fmt.Errorf("writing pod record: %w", err)
-	}
-	if err := WriteJSON(paths.ObjectsFile(), objs); err != nil {
-		return fmt.Errorf("writing pod record: %w", err)
-	}
-	return WriteJSON(paths.StatusFile(), pod.Status)
+	return &Record{Paths: paths, Pod: pod, Objects: objs, Settings: settings}, nil
 }
 
-// LoadRecord reads a pod record directory.
+// RemoveStaleCreations removes record directories whose apply was killed
+// before it finished (older than age); nothing else was made for them yet.
+func RemoveStaleCreations(l Layout, age time.Duration) {
+	entries, _ := os.ReadDir(l.PodsDir())
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name(), creatingPrefix) {
+			continue
+		}
+		if info, err := e.Info(); err == nil && time.Since(info.ModTime()) > age {
+			_ = os.RemoveAll(filepath.Join(l.PodsDir(), e.Name()))
+		}
+	}
+}
+
+// LoadRecord reads a pod record directory. A record it cannot read comes back
+// Broken, with what its directory name says about the pod.
 func LoadRecord(l Layout, dir string) (*Record, error) {
-	pod := &corev1.Pod{}
-	if err := ReadJSON(filepath.Join(dir, "pod.json"), pod); err != nil {
-		return nil, err
+	r := &Record{Pod: &corev1.Pod{}, Objects: &Objects{}}
+	var h header
+	herr := ReadJSON(filepath.Join(dir, "record.json"), &h)
+	if herr != nil && !errors.Is(herr, fs.ErrNotExist) {
+		r.Broken = herr
 	}
-	// The status may be missing for an instant while apply creates the record.
-	if err := ReadJSON(filepath.Join(dir, "status.json"), &pod.Status); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, err
+	if herr == nil && h.Version > RecordVersion {
+		r.Broken = fmt.Errorf("record version %d is newer than this podrun's (%d)", h.Version, RecordVersion)
 	}
-	r := &Record{Paths: l.Pod(pod.Namespace, pod.Name, string(pod.UID)), Pod: pod, Objects: &Objects{}}
+	r.Settings = h.Settings
+	if err := ReadJSON(filepath.Join(dir, "pod.json"), r.Pod); err != nil {
+		if errors.Is(err, fs.ErrNotExist) && !dirExists(dir) {
+			return nil, err // deleted meanwhile
+		}
+		r.Broken = errors.Join(r.Broken, err)
+	}
+	// A record without its identity is named from its directory and header.
+	if r.Pod.UID == "" || r.Pod.Name == "" {
+		ns, name, uid := parseDirName(filepath.Base(dir))
+		if herr == nil {
+			ns, name, uid = h.Namespace, h.Name, h.UID
+		}
+		r.Pod.Namespace, r.Pod.Name, r.Pod.UID = ns, name, types.UID(uid)
+	}
+	if err := ReadJSON(filepath.Join(dir, "status.json"), &r.Pod.Status); err != nil {
+		r.Broken = errors.Join(r.Broken, err)
+	}
+	r.Paths = l.Pod(r.Pod.Namespace, r.Pod.Name, string(r.Pod.UID))
+	r.Paths.Dir = dir
 	if err := ReadJSON(r.Paths.ObjectsFile(), r.Objects); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, err
+		r.Broken = errors.Join(r.Broken, err)
 	}
-	var del DeleteRequest
-	if err := ReadJSON(r.Paths.DeleteFile(), &del); err == nil && pod.DeletionTimestamp == nil {
-		pod.DeletionTimestamp = &del.Timestamp
-		pod.DeletionGracePeriodSeconds = &del.GracePeriodSeconds
+	if err := ReadJSON(r.Paths.RequestFile(), &r.Request); err == nil && r.Request.Delete != nil && r.Pod.DeletionTimestamp == nil {
+		del := r.Request.Delete
+		r.Pod.DeletionTimestamp = &del.Timestamp
+		r.Pod.DeletionGracePeriodSeconds = &del.GracePeriodSeconds
 	}
 	return r, nil
 }
 
+func dirExists(dir string) bool {
+	info, err := os.Stat(dir)
+	return err == nil && info.IsDir()
+}
+
+// parseDirName splits <namespace>_<name>_<uid>.
+func parseDirName(base string) (ns, name, uid string) {
+	first := strings.IndexByte(base, '_')
+	last := strings.LastIndexByte(base, '_')
+	if first < 0 || last <= first {
+		return "", base, ""
+	}
+	return base[:first], base[first+1 : last], base[last+1:]
+}
+
 // ListPods returns the records of all pods in a namespace ("" = every namespace),
-// sorted by namespace and name.
+// sorted by namespace and name. A record that cannot be read is listed Broken;
+// it never hides the others.
 func ListPods(l Layout, namespace string) ([]*Record, error) {
 	entries, err := os.ReadDir(l.PodsDir())
 	if errors.Is(err, fs.ErrNotExist) {
@@ -118,15 +225,12 @@ func ListPods(l Layout, namespace string) ([]*Record, error) {
 	var out []*Record
 	for _, e := range entries {
 		parts := strings.SplitN(e.Name(), "_", 3)
-		if !e.IsDir() || len(parts) != 3 || (namespace != "" && parts[0] != namespace) {
+		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") || len(parts) != 3 || (namespace != "" && parts[0] != namespace) {
 			continue
 		}
 		r, err := LoadRecord(l, filepath.Join(l.PodsDir(), e.Name()))
-		if errors.Is(err, fs.ErrNotExist) {
-			continue // being created or deleted right now
-		}
 		if err != nil {
-			return nil, err
+			continue // deleted right now
 		}
 		out = append(out, r)
 	}
@@ -134,47 +238,74 @@ func ListPods(l Layout, namespace string) ([]*Record, error) {
 	return out, nil
 }
 
-// FindPod returns the record of namespace/name.
+// FindPod returns the record of namespace/name. The name is a name, never a
+// pattern.
 func FindPod(l Layout, namespace, name string) (*Record, error) {
-	matches, _ := filepath.Glob(filepath.Join(l.PodsDir(), PodDirName(namespace, name, "*")))
-	for _, dir := range matches {
-		r, err := LoadRecord(l, dir)
-		if errors.Is(err, fs.ErrNotExist) {
+	prefix := PodDirName(namespace, name, "")
+	entries, _ := os.ReadDir(l.PodsDir())
+	for _, e := range entries {
+		rest, ok := strings.CutPrefix(e.Name(), prefix)
+		if !ok || rest == "" || strings.Contains(rest, "_") || !e.IsDir() {
 			continue
 		}
+		r, err := LoadRecord(l, filepath.Join(l.PodsDir(), e.Name()))
 		if err != nil {
-			return nil, err
+			continue
+		}
+		if r.Broken == nil && r.Pod.Name != name {
+			continue // another long name with the same directory prefix
 		}
 		return r, nil
 	}
-	return nil, fmt.Errorf("pods %q %w in namespace %q", name, ErrNotFound, namespace)
+	return nil, errdefs.Class(ErrNotFound, fmt.Errorf("pods %q not found in namespace %q", name, namespace))
 }
 
+// startTimeout is how long apply waits for a new supervisor to say it runs.
+const startTimeout = 60 * time.Second
+
 // Lost reports whether the pod should be running but its supervisor is not:
-// the host rebooted, or the supervisor was killed. Nothing runs its
+// the host rebooted, the supervisor was killed (also while it was building the
+// sandbox), or apply was killed before it started one. Nothing runs its
 // containers; `podrun apply` of the same manifest starts the pod again.
 func (r *Record) Lost() bool {
-	return r.Pod.Status.StartTime != nil && !IsTerminal(r.Pod) && SupervisorPid(r.Paths) == 0
+	if IsTerminal(r.Pod) || SupervisorPid(r.Paths) != 0 {
+		return false
+	}
+	if r.Pod.Status.StartTime != nil {
+		return true
+	}
+	// Never started: lost once apply cannot be starting it any more.
+	return time.Since(r.Pod.CreationTimestamp.Time) > startTimeout
 }
 
 // View is the pod as `get` and `describe` show it: a lost pod's state is
-// Unknown, as the kubelet's is when the node's state cannot be obtained.
+// Unknown, as the kubelet's is when the node's state cannot be obtained, and
+// so is the state of a pod whose record cannot be read, with the reason.
 func (r *Record) View() *corev1.Pod {
 	p := r.Pod.DeepCopy()
-	if r.Lost() {
+	unknown := func(reason, message string) {
 		p.Status.Phase = corev1.PodUnknown
-		p.Status.Message = "the pod's supervisor is not running (the host rebooted or it was killed): apply the manifest again to restart the pod, or delete it"
+		p.Status.Reason, p.Status.Message = reason, message
 		for _, list := range [][]corev1.ContainerStatus{p.Status.InitContainerStatuses, p.Status.ContainerStatuses} {
 			for i := range list {
 				list[i].Ready = false
 			}
 		}
 	}
+	switch {
+	case r.Broken != nil:
+		unknown("", fmt.Sprintf("the pod's record cannot be read (%v): delete the pod", r.Broken))
+	case r.Lost():
+		unknown("", "the pod's supervisor is not running (the host rebooted or it was killed): apply the manifest again to restart the pod, or delete it")
+	}
 	return p
 }
 
 // Plan rebuilds the validated pod plan from the record.
 func (r *Record) Plan() (*podspec.Plan, error) {
+	if r.Broken != nil {
+		return nil, r.Broken
+	}
 	m := &podspec.Manifest{Source: r.Paths.SpecFile(), Pods: []*corev1.Pod{r.Pod}, ConfigMaps: r.Objects.ConfigMaps, Secrets: r.Objects.Secrets}
 	plans, err := m.Plans()
 	if err != nil {
@@ -185,26 +316,6 @@ func (r *Record) Plan() (*podspec.Plan, error) {
 
 // Reload re-reads the record from disk.
 func (r *Record) Reload(l Layout) (*Record, error) { return LoadRecord(l, r.Paths.Dir) }
-
-// SupervisorPid returns the pid of the pod's supervisor when it is alive, else 0.
-// A live supervisor holds an exclusive lock on its lock file for its whole life.
-func SupervisorPid(paths PodPaths) int {
-	lock := flock.New(paths.LockFile())
-	ok, err := lock.TryRLock()
-	if err != nil {
-		return 0 // no lock file: never started, or cleaned up
-	}
-	if ok {
-		_ = lock.Unlock()
-		return 0
-	}
-	data, err := os.ReadFile(paths.PidFile())
-	if err != nil {
-		return 0
-	}
-	pid, _ := strconv.Atoi(strings.TrimSpace(string(data)))
-	return pid
-}
 
 // Event is one entry of the pod's event list (kubectl describe's Events).
 type Event struct {
@@ -256,4 +367,19 @@ func (e *EventLog) Add(typ, reason, object, format string, args ...any) {
 	}
 	_, _ = f.Write(append(data, '\n'))
 	_ = f.Close()
+}
+
+// FindPodByUID returns the record of the pod with this UID (the supervisor
+// finds its pod so, whatever its name).
+func FindPodByUID(l Layout, uid string) (*Record, error) {
+	entries, _ := os.ReadDir(l.PodsDir())
+	for _, e := range entries {
+		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") || !strings.HasSuffix(e.Name(), "_"+uid) {
+			continue
+		}
+		if r, err := LoadRecord(l, filepath.Join(l.PodsDir(), e.Name())); err == nil {
+			return r, nil
+		}
+	}
+	return nil, errdefs.Class(ErrNotFound, fmt.Errorf("no pod has uid %q", uid))
 }

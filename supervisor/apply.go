@@ -34,9 +34,11 @@ func IsInputError(err error) bool {
 // ApplyOptions say how to start supervisors.
 type ApplyOptions struct {
 	Force bool
-	// Exe and GlobalArgs re-execute this binary as `Exe GlobalArgs... supervise ...`.
-	Exe        string
-	GlobalArgs []string
+	// Exe is this binary, re-executed as `Exe --root R --run-root RR supervise UID`.
+	Exe      string
+	LogLevel string
+	// Settings are the new pod's host settings, kept in its record.
+	Settings store.Settings
 }
 
 // ApplyResult says what apply did with one pod: "created", "unchanged" or "replaced".
@@ -51,9 +53,9 @@ func appliedHash(plan *podspec.Plan) string {
 	h := sha256.New()
 	spec := plan.Pod.DeepCopy()
 	spec.UID, spec.CreationTimestamp, spec.Status = "", metav1.Time{}, corev1.PodStatus{}
+	// Only the pod: its ConfigMaps and Secrets are objects of their own, and
+	// changing one configures it without changing the pod (kubectl apply).
 	_ = json.NewEncoder(h).Encode(spec)
-	_ = json.NewEncoder(h).Encode(plan.ConfigMaps)
-	_ = json.NewEncoder(h).Encode(plan.Secrets)
 	return hex.EncodeToString(h.Sum(nil))
 }
 
@@ -89,13 +91,23 @@ func CheckImages(l store.Layout, plan *podspec.Plan) error {
 }
 
 // Apply records a validated pod and starts its supervisor. It returns once the
-// supervisor owns the pod.
+// supervisor owns the pod. It holds the pod name's reservation throughout, so
+// a concurrent apply or delete of the same name waits for it.
 func Apply(l store.Layout, plan *podspec.Plan, opts ApplyOptions) (*ApplyResult, error) {
+	lock, err := l.LockName(plan.Pod.Namespace, "pods", plan.Pod.Name)
+	if err != nil {
+		return nil, err
+	}
+	defer lock.Unlock()
+	store.RemoveStaleCreations(l, 10*time.Minute)
 	hash := appliedHash(plan)
 	action := "created"
 	if old, err := store.FindPod(l, plan.Pod.Namespace, plan.Pod.Name); err == nil {
 		prev, _ := os.ReadFile(old.Paths.AppliedFile())
-		if string(prev) == hash && old.Lost() {
+		// Under the reservation no other apply is starting this pod, so a pod
+		// without a live supervisor is lost even if it never started.
+		lost := old.Broken == nil && !store.IsTerminal(old.Pod) && store.SupervisorPid(old.Paths) == 0
+		if string(prev) == hash && lost {
 			// Applied again after its supervisor was lost: run the same pod again,
 			// from its first init container, as a node does after a reboot.
 			if err := revive(l, old, opts); err != nil {
@@ -103,13 +115,16 @@ func Apply(l store.Layout, plan *podspec.Plan, opts ApplyOptions) (*ApplyResult,
 			}
 			return &ApplyResult{Record: old, Action: "restarted"}, nil
 		}
-		if string(prev) == hash && !store.IsTerminal(old.Pod) {
+		if string(prev) == hash && old.Broken == nil && !store.IsTerminal(old.Pod) {
 			return &ApplyResult{Record: old, Action: "unchanged"}, nil
 		}
 		if !opts.Force {
-			return nil, errdefs.Invalid(fmt.Errorf("pod %q already exists in namespace %q and a pod's spec cannot be changed: delete it first (podrun delete %s) or apply with --force to replace it", plan.Pod.Name, plan.Pod.Namespace, plan.Pod.Name))
+			if old.Broken != nil {
+				return nil, errdefs.Class(errdefs.ErrAlreadyExists, fmt.Errorf("pod %q exists in namespace %q but its record cannot be read (%v): delete it first (podrun delete %s) or apply with --force to replace it", plan.Pod.Name, plan.Pod.Namespace, old.Broken, plan.Pod.Name))
+			}
+			return nil, errdefs.Invalid(errdefs.Class(errdefs.ErrAlreadyExists, fmt.Errorf("pod %q already exists in namespace %q and a pod's spec cannot be changed: delete it first (podrun delete %s) or apply with --force to replace it", plan.Pod.Name, plan.Pod.Namespace, plan.Pod.Name)))
 		}
-		if err := Delete(l, old, DeleteOptions{}); err != nil {
+		if err := deleteLocked(l, old, DeleteOptions{}); err != nil {
 			return nil, fmt.Errorf("replacing pod %s: %w", old.Key(), err)
 		}
 		action = "replaced"
@@ -129,7 +144,6 @@ func Apply(l store.Layout, plan *podspec.Plan, opts ApplyOptions) (*ApplyResult,
 		pod.Spec.NodeName, _ = os.Hostname()
 	}
 	pod.Status = initialStatus(pod, now)
-	paths := l.Pod(pod.Namespace, pod.Name, string(pod.UID))
 	objs := &store.Objects{}
 	for _, cm := range plan.ConfigMaps {
 		objs.ConfigMaps = append(objs.ConfigMaps, cm)
@@ -137,37 +151,24 @@ func Apply(l store.Layout, plan *podspec.Plan, opts ApplyOptions) (*ApplyResult,
 	for _, s := range plan.Secrets {
 		objs.Secrets = append(objs.Secrets, s)
 	}
-	if err := store.CreateRecord(paths, pod, objs); err != nil {
-		_ = os.RemoveAll(paths.Dir)
+	rec, err := store.CreateRecord(l, pod, objs, opts.Settings, hash)
+	if err != nil {
 		return nil, err
 	}
-	_ = os.WriteFile(paths.AppliedFile(), []byte(hash), 0o644)
-	rec := &store.Record{Paths: paths, Pod: pod, Objects: objs}
-	if err := startSupervisor(rec, opts); err != nil {
+	if err := startSupervisor(l, rec, opts); err != nil {
 		_ = removePod(l, rec)
 		return nil, fmt.Errorf("starting the supervisor of pod %s: %w", rec.Key(), err)
 	}
 	return &ApplyResult{Record: rec, Action: action}, nil
 }
 
-// revive releases what a lost pod may still hold and starts a new supervisor for it.
+// revive releases what a lost pod may still hold and starts a new supervisor
+// for it, which reports the pod as starting again before it says it runs.
 func revive(l store.Layout, rec *store.Record, opts ApplyOptions) error {
-	if err := runtime.TeardownSandbox(l, rec.Paths, string(rec.Pod.UID)); err != nil {
+	if err := runtime.TeardownSandbox(rec.PodLayout(l), rec.Paths, string(rec.Pod.UID)); err != nil {
 		return fmt.Errorf("releasing what pod %s held before restarting it: %w", rec.Key(), err)
 	}
-	// Until the new supervisor reports, nothing of the pod is ready (`apply
-	// --wait` must not take the lost run's readiness for the new one's).
-	st := rec.View().Status
-	for i := range st.Conditions {
-		if t := st.Conditions[i].Type; t == corev1.PodReady || t == corev1.ContainersReady {
-			st.Conditions[i].Status = corev1.ConditionFalse
-		}
-	}
-	st.Phase, st.Message = corev1.PodPending, ""
-	if err := store.WriteJSON(rec.Paths.StatusFile(), st); err != nil {
-		return err
-	}
-	if err := startSupervisor(rec, opts); err != nil {
+	if err := startSupervisor(l, rec, opts); err != nil {
 		return fmt.Errorf("restarting the supervisor of pod %s: %w", rec.Key(), err)
 	}
 	return nil
@@ -175,7 +176,7 @@ func revive(l store.Layout, rec *store.Record, opts ApplyOptions) error {
 
 // startSupervisor starts the pod's supervisor detached in its own session and
 // waits until it says it owns the pod.
-func startSupervisor(rec *store.Record, opts ApplyOptions) error {
+func startSupervisor(l store.Layout, rec *store.Record, opts ApplyOptions) error {
 	logf, err := os.OpenFile(rec.Paths.SupervisorLog(), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return err
@@ -186,7 +187,13 @@ func startSupervisor(rec *store.Record, opts ApplyOptions) error {
 		return err
 	}
 	defer r.Close()
-	args := append(append([]string{}, opts.GlobalArgs...), "supervise", "--uid", string(rec.Pod.UID), rec.Pod.Namespace, rec.Pod.Name)
+	// The pod's settings are in its record: the supervisor needs only where
+	// the records are and the pod's UID.
+	args := []string{"--root", l.Root, "--run-root", l.RunRoot}
+	if opts.LogLevel != "" {
+		args = append(args, "--log-level", opts.LogLevel)
+	}
+	args = append(args, "supervise", string(rec.Pod.UID))
 	cmd := exec.Command(opts.Exe, args...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.ExtraFiles = []*os.File{w}

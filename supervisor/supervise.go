@@ -4,12 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"os/signal"
-	"strconv"
 	"syscall"
 	"time"
 
@@ -20,16 +18,13 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/podrun/podrun/image"
+	"github.com/podrun/podrun/podspec"
 	"github.com/podrun/podrun/runtime"
 	"github.com/podrun/podrun/store"
 )
 
 // SuperviseOptions tune the supervisor.
 type SuperviseOptions struct {
-	// BackoffInitial and BackoffMax are the crash-loop backoff (kubelet: 10s, 300s).
-	BackoffInitial, BackoffMax time.Duration
-	// PidsLimit is the pod cgroup's pids limit (0 = unlimited).
-	PidsLimit int64
 	// Ready is written to and closed once the supervisor owns the pod.
 	Ready *os.File
 }
@@ -37,13 +32,22 @@ type SuperviseOptions struct {
 // Supervise owns one pod for its whole life: it builds the sandbox, runs the
 // containers as the kubelet would, writes the status, and tears everything
 // down when the pod completes or is deleted. It is the body of the hidden
-// `podrun supervise` command, run detached in its own session.
+// `podrun supervise UID` command, run detached in its own session; the pod's
+// settings (cgroup parent, network, backoff, pids limit) come from its record.
 func Supervise(l store.Layout, rec *store.Record, opts SuperviseOptions) error {
+	if rec.Broken != nil {
+		return fmt.Errorf("pod %s: %w", rec.Key(), rec.Broken)
+	}
+	l = rec.PodLayout(l)
+	set := rec.Settings
+	backoffInitial, backoffMax := set.BackoffInitial.Duration, set.BackoffMax.Duration
 	paths := rec.Paths
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil)).With("pod", rec.Key())
 	if err := os.MkdirAll(paths.RunDir, 0o700); err != nil {
 		return err
 	}
+	// The lock only keeps one supervisor per pod; liveness is the pid and its
+	// start time (store.SupervisorPid).
 	lock := flock.New(paths.LockFile())
 	ok, err := lock.TryLock()
 	if err != nil {
@@ -53,9 +57,8 @@ func Supervise(l store.Layout, rec *store.Record, opts SuperviseOptions) error {
 		return fmt.Errorf("pod %s already has a supervisor", rec.Key())
 	}
 	defer lock.Unlock()
-	if err := os.WriteFile(paths.PidFile(), []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
-		return err
-	}
+	// Requests made of an earlier supervisor are void.
+	_ = os.Remove(paths.RequestFile())
 	// Container processes are re-parented to us (libcontainer double-forks), so
 	// we must be their subreaper to wait for them.
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
@@ -63,15 +66,11 @@ func Supervise(l store.Layout, rec *store.Record, opts SuperviseOptions) error {
 	}
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGUSR1)
-	if opts.Ready != nil {
-		_, _ = opts.Ready.Write([]byte("ok\n"))
-		_ = opts.Ready.Close()
+	if backoffInitial == 0 {
+		backoffInitial = DefaultBackoffInitial
 	}
-	if opts.BackoffInitial == 0 {
-		opts.BackoffInitial = DefaultBackoffInitial
-	}
-	if opts.BackoffMax == 0 {
-		opts.BackoffMax = DefaultBackoffMax
+	if backoffMax == 0 {
+		backoffMax = DefaultBackoffMax
 	}
 
 	clk := clock.RealClock{}
@@ -88,26 +87,49 @@ func Supervise(l store.Layout, rec *store.Record, opts SuperviseOptions) error {
 	if err != nil {
 		return err
 	}
-	bo := newBackoff(clk, opts.BackoffInitial, opts.BackoffMax)
+	bo := newBackoff(clk, backoffInitial, backoffMax)
 	m := newMachine(ctx, rec.Pod, nil, clk, events, bo)
-	m.restore(rec.Pod.Status)
+	// A new supervisor (a new pod, or one run again after its supervisor was
+	// lost) reports nothing ready until its containers say so.
+	m.restore(restartingStatus(rec.Pod.Status))
+	pub.publish(m.podStatus())
+	if err := store.WriteSupervisor(paths); err != nil {
+		return err
+	}
+	if opts.Ready != nil {
+		_, _ = opts.Ready.Write([]byte("ok\n"))
+		_ = opts.Ready.Close()
+	}
 	deletes := make(chan time.Duration, 4)
 	restarts := make(chan struct{}, 4)
 	go func() {
+		restartsSeen, deleting := 0, false
 		for sig := range sigs {
-			if sig == syscall.SIGUSR1 { // podrun restart
-				restarts <- struct{}{}
-				continue
+			grace, del := deleteGrace(rec.Pod), sig != syscall.SIGUSR1
+			if sig == syscall.SIGUSR1 { // the doorbell: read the request
+				req := readRequest(paths)
+				if req.Restart > restartsSeen {
+					restartsSeen = req.Restart
+					restarts <- struct{}{}
+				}
+				if req.Delete != nil {
+					del, grace = true, time.Duration(req.Delete.GracePeriodSeconds)*time.Second
+				}
 			}
-			deletes <- deleteGrace(paths, rec.Pod)
-			cancel()
+			if del && !deleting {
+				deleting = true
+				deletes <- grace
+				cancel()
+			} else if del {
+				deletes <- grace // a shorter grace period shortens the wait
+			}
 		}
 	}()
 
 	// The sandbox first; like the kubelet, retry while it cannot be built.
 	var sb *runtime.Sandbox
 	for attempt := 0; sb == nil; attempt++ {
-		sb, err = runtime.SetupSandbox(ctx, l, paths, plan, opts.PidsLimit, func(note string) {
+		sb, err = runtime.SetupSandbox(ctx, l, paths, plan, set.PidsLimit, func(note string) {
 			events.add("Normal", "Note", "", "%s", note)
 		})
 		if err == nil {
@@ -121,7 +143,7 @@ func Supervise(l store.Layout, rec *store.Record, opts SuperviseOptions) error {
 			_ = grace
 			pub.publish(m.podStatus())
 			return nil
-		case <-time.After(min(opts.BackoffInitial<<min(attempt, 5), opts.BackoffMax)):
+		case <-time.After(min(backoffInitial<<min(attempt, 5), backoffMax)):
 		}
 	}
 	events.add("Normal", "SandboxReady", "", "Pod sandbox created (IP %s)", sb.Network().PodIP)
@@ -139,7 +161,15 @@ func Supervise(l store.Layout, rec *store.Record, opts SuperviseOptions) error {
 	}
 	m.status.QOSClass = plan.QOS
 
+	stopSync := make(chan struct{})
+	synced := make(chan struct{})
+	go func() {
+		defer close(synced)
+		syncVolumes(l, sb, paths, plan, set.SyncFrequency.Duration, stopSync, log)
+	}()
 	m.run(pub.publish, deletes, restarts)
+	close(stopSync)
+	<-synced
 
 	if err := runtime.TeardownSandbox(l, paths, string(rec.Pod.UID)); err != nil {
 		log.Error("tearing down the pod sandbox", "err", err)
@@ -153,16 +183,87 @@ func Supervise(l store.Layout, rec *store.Record, opts SuperviseOptions) error {
 	return nil
 }
 
-// deleteGrace is the grace period `podrun delete` asked for, else the pod's.
-func deleteGrace(paths store.PodPaths, pod *corev1.Pod) time.Duration {
-	var req store.DeleteRequest
-	if err := store.ReadJSON(paths.DeleteFile(), &req); err == nil {
-		return time.Duration(req.GracePeriodSeconds) * time.Second
+// restartingStatus is a recorded status as a new supervisor starts from it:
+// Pending, and nothing ready (`apply --wait` must not take a lost run's
+// readiness for the new one's).
+func restartingStatus(st corev1.PodStatus) corev1.PodStatus {
+	st = *st.DeepCopy()
+	for i := range st.Conditions {
+		if t := st.Conditions[i].Type; t == corev1.PodReady || t == corev1.ContainersReady {
+			st.Conditions[i].Status = corev1.ConditionFalse
+		}
 	}
+	for _, list := range [][]corev1.ContainerStatus{st.InitContainerStatuses, st.ContainerStatuses} {
+		for i := range list {
+			list[i].Ready = false
+		}
+	}
+	if !store.IsTerminal(&corev1.Pod{Status: st}) {
+		st.Phase, st.Reason, st.Message = corev1.PodPending, "", ""
+	}
+	return st
+}
+
+// readRequest is the supervisor's end of the request channel (client.go: request).
+func readRequest(paths store.PodPaths) store.Request {
+	var req store.Request
+	_ = store.ReadJSON(paths.RequestFile(), &req)
+	return req
+}
+
+// deleteGrace is the pod's grace period, for a delete by signal alone.
+func deleteGrace(pod *corev1.Pod) time.Duration {
 	if g := pod.Spec.TerminationGracePeriodSeconds; g != nil {
 		return time.Duration(*g) * time.Second
 	}
 	return 30 * time.Second
+}
+
+// syncVolumes refreshes the pod's configMap and secret volumes from the
+// store every period, as the kubelet's volume manager remounts them on each
+// pod sync: changed data is swapped in atomically (the ..data link), so the
+// files of a running pod follow its ConfigMaps and Secrets; environment
+// variables and subPath mounts keep the values they started with.
+func syncVolumes(l store.Layout, sb *runtime.Sandbox, paths store.PodPaths, plan *podspec.Plan, period time.Duration, stop <-chan struct{}, log *slog.Logger) {
+	if period <= 0 {
+		period = store.DefaultSyncFrequency
+	}
+	last := objectsHash(plan.ConfigMaps, plan.Secrets)
+	t := time.NewTicker(period)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+		}
+		cms, secrets := l.ConfigMaps(plan.Pod.Namespace), l.Secrets(plan.Pod.Namespace)
+		// An object deleted from the store leaves the pod's files as they were.
+		for name, cm := range plan.ConfigMaps {
+			if _, ok := cms[name]; !ok {
+				cms[name] = cm
+			}
+		}
+		for name, s := range plan.Secrets {
+			if _, ok := secrets[name]; !ok {
+				secrets[name] = s
+			}
+		}
+		h := objectsHash(cms, secrets)
+		if h == last {
+			continue
+		}
+		if err := sb.RefreshVolumes(paths, plan, cms, secrets); err != nil {
+			log.Error("refreshing configMap and secret volumes", "err", err)
+			continue
+		}
+		last = h
+	}
+}
+
+func objectsHash(cms map[string]*corev1.ConfigMap, secrets map[string]*corev1.Secret) string {
+	data, _ := json.Marshal([]any{cms, secrets})
+	return string(data)
 }
 
 // publisher writes the pod's status when it changes.
@@ -196,5 +297,3 @@ func initialStatus(pod *corev1.Pod, now metav1.Time) corev1.PodStatus {
 	}
 	return st
 }
-
-var errTimeout = errors.New("timed out")

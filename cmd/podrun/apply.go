@@ -44,6 +44,9 @@ func runApply(c *cli.Context) error {
 		return cli.Exit(err.Error(), exitUsage)
 	}
 	if ns := c.String("namespace"); ns != "" {
+		if err := checkNamespaces(manifest, ns); err != nil {
+			return err
+		}
 		for _, p := range manifest.Pods {
 			p.Namespace = ns
 		}
@@ -54,6 +57,11 @@ func runApply(c *cli.Context) error {
 			s.Namespace = ns
 		}
 	}
+	l := layout(c)
+	// The manifest's own ConfigMaps and Secrets are stored; its pods also
+	// find those the store already has.
+	ownConfigMaps, ownSecrets := manifest.ConfigMaps, manifest.Secrets
+	withStored(l, manifest)
 	plans, err := manifest.Plans()
 	if err != nil {
 		return cli.Exit(err.Error(), exitUsage)
@@ -63,7 +71,6 @@ func runApply(c *cli.Context) error {
 			fmt.Fprintf(os.Stderr, "Warning: %s\n", w)
 		}
 	}
-	l := layout(c)
 	if c.Bool("dry-run") {
 		for i, p := range plans {
 			if err := supervisor.CheckImages(l, p); err != nil {
@@ -82,18 +89,29 @@ func runApply(c *cli.Context) error {
 		}
 		return nil
 	}
+	for _, cm := range ownConfigMaps {
+		action, err := l.Put(store.ConfigMapKind, cm.DeepCopy())
+		if err != nil {
+			return err
+		}
+		fmt.Printf("configmap/%s %s\n", cm.Name, action)
+	}
+	for _, s := range ownSecrets {
+		action, err := l.Put(store.SecretKind, s.DeepCopy())
+		if err != nil {
+			return err
+		}
+		fmt.Printf("secret/%s %s\n", s.Name, action)
+	}
 	exe, err := os.Executable()
 	if err != nil {
 		return err
 	}
-	opts := supervisor.ApplyOptions{Force: c.Bool("force"), Exe: exe, GlobalArgs: globalArgs(c)}
+	opts := supervisor.ApplyOptions{Force: c.Bool("force"), Exe: exe, LogLevel: c.String("log-level"), Settings: podSettings(c)}
 	var records []*store.Record
 	for _, p := range plans {
 		res, err := supervisor.Apply(l, p, opts)
 		if err != nil {
-			if supervisor.IsInputError(err) {
-				return cli.Exit(err.Error(), exitUsage)
-			}
 			return err
 		}
 		fmt.Printf("pod/%s %s\n", res.Record.Pod.Name, res.Action)
@@ -103,6 +121,47 @@ func runApply(c *cli.Context) error {
 		return nil
 	}
 	return waitForPods(l, records, c.Duration("timeout"))
+}
+
+// checkNamespaces refuses, as kubectl does, an object whose manifest names
+// another namespace than -n.
+func checkNamespaces(m *podspec.Manifest, ns string) error {
+	for _, o := range m.Objects {
+		if o.Namespace != "" && o.Namespace != ns {
+			return usageError("the namespace from the provided object %q does not match the namespace %q. You must pass '--namespace=%s' to perform this operation.", o.Namespace, ns, o.Namespace)
+		}
+	}
+	return nil
+}
+
+// withStored adds to the manifest the stored ConfigMaps and Secrets of its
+// pods' namespaces that it does not carry itself, so its pods find them.
+func withStored(l store.Layout, m *podspec.Manifest) {
+	type key struct{ ns, name string }
+	haveCM, haveSecret := map[key]bool{}, map[key]bool{}
+	for _, cm := range m.ConfigMaps {
+		haveCM[key{cm.Namespace, cm.Name}] = true
+	}
+	for _, s := range m.Secrets {
+		haveSecret[key{s.Namespace, s.Name}] = true
+	}
+	done := map[string]bool{}
+	for _, p := range m.Pods {
+		if done[p.Namespace] {
+			continue
+		}
+		done[p.Namespace] = true
+		for name, cm := range l.ConfigMaps(p.Namespace) {
+			if !haveCM[key{p.Namespace, name}] {
+				m.ConfigMaps = append(m.ConfigMaps, cm)
+			}
+		}
+		for name, s := range l.Secrets(p.Namespace) {
+			if !haveSecret[key{p.Namespace, name}] {
+				m.Secrets = append(m.Secrets, s)
+			}
+		}
+	}
 }
 
 // waitForPods blocks until every pod is Ready or has finished.

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/urfave/cli/v2"
@@ -16,9 +17,9 @@ func deleteCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "delete",
 		Usage:     "stop pods gracefully and release everything they hold",
-		ArgsUsage: "[pod] NAME... | -f FILE | --all [-A]",
+		ArgsUsage: "[pod] NAME... | configmap|secret NAME... | -f FILE | --all [-A]",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "filename", Aliases: []string{"f"}, Usage: "delete the pods of this manifest"},
+			&cli.StringFlag{Name: "filename", Aliases: []string{"f"}, Usage: "delete the objects of this manifest, each in its namespace"},
 			&cli.BoolFlag{Name: "all", Usage: "every pod in the namespace"},
 			&cli.BoolFlag{Name: "all-namespaces", Aliases: []string{"A"}, Usage: "with --all: every pod of every namespace"},
 			&cli.Int64Flag{Name: "grace-period", Value: -1, Usage: "seconds to wait before SIGKILL (default: the pod's terminationGracePeriodSeconds; 0 only with --force)"},
@@ -27,6 +28,12 @@ func deleteCommand() *cli.Command {
 		},
 		Action: runDelete,
 	}
+}
+
+// objectName names a stored object that is not a pod.
+type objectName struct {
+	kind            *store.Kind
+	namespace, name string
 }
 
 func runDelete(c *cli.Context) error {
@@ -41,7 +48,8 @@ func runDelete(c *cli.Context) error {
 	}
 	var recs []*store.Record
 	var errs []error
-	find := func(names []string) {
+	var objects []objectName // ConfigMaps and Secrets to delete, after the pods
+	find := func(ns string, names []string) {
 		for _, n := range names {
 			rec, err := store.FindPod(l, ns, n)
 			if errors.Is(err, store.ErrNotFound) && c.Bool("ignore-not-found") {
@@ -54,7 +62,19 @@ func runDelete(c *cli.Context) error {
 			recs = append(recs, rec)
 		}
 	}
+	args := c.Args().Slice()
+	kind, isObject := (*store.Kind)(nil), false
+	if len(args) > 0 {
+		kind, isObject = store.KindFor(args[0])
+	}
 	switch {
+	case isObject:
+		if len(args) < 2 {
+			return usageError("delete %s needs names", args[0])
+		}
+		for _, n := range args[1:] {
+			objects = append(objects, objectName{kind, ns, n})
+		}
 	case c.Bool("all"):
 		scope := ns
 		if c.Bool("all-namespaces") {
@@ -70,17 +90,37 @@ func runDelete(c *cli.Context) error {
 		if err != nil {
 			return cli.Exit(err.Error(), exitUsage)
 		}
-		var names []string
-		for _, p := range m.Pods {
-			names = append(names, p.Name)
+		// Each object is deleted in the namespace its manifest gives it, else -n's;
+		// -n naming another namespace than the manifest is an error (kubectl).
+		if c.String("namespace") != "" {
+			if err := checkNamespaces(m, ns); err != nil {
+				return err
+			}
 		}
-		find(names)
+		pod := 0 // m.Pods holds one pod per Pod or Job, in order
+		for _, o := range m.Objects {
+			ons := o.Namespace
+			if ons == "" {
+				ons = ns
+			}
+			switch o.Kind {
+			case "Pod", "Job":
+				if pod < len(m.Pods) {
+					find(ons, []string{m.Pods[pod].Name})
+				}
+				pod++
+			default:
+				if k, ok := store.KindFor(o.Kind); ok {
+					objects = append(objects, objectName{k, ons, o.Name})
+				}
+			}
+		}
 	default:
-		names := podArgs(c.Args().Slice())
+		names := podArgs(args)
 		if len(names) == 0 {
 			return usageError("delete needs pod names, -f FILE or --all")
 		}
-		find(names)
+		find(ns, names)
 	}
 	// Pods stop concurrently, each within its own grace period.
 	var mu sync.Mutex
@@ -100,6 +140,17 @@ func runDelete(c *cli.Context) error {
 		}()
 	}
 	wg.Wait()
+	for _, o := range objects {
+		err := l.Remove(o.kind, o.namespace, o.name)
+		if errors.Is(err, store.ErrNotFound) && c.Bool("ignore-not-found") {
+			continue
+		}
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		fmt.Printf("%s %q deleted\n", strings.ToLower(o.kind.Name), o.name)
+	}
 	if len(errs) > 0 {
 		return failed("%v", errors.Join(errs...))
 	}

@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"strconv"
 
 	"github.com/urfave/cli/v2"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/podrun/podrun/store"
 	"github.com/podrun/podrun/supervisor"
@@ -25,6 +25,7 @@ func globalFlags() []cli.Flag {
 		&cli.DurationFlag{Name: "crashloop-backoff-initial", Value: supervisor.DefaultBackoffInitial, Usage: "the first restart backoff (the kubelet's is 10s)"},
 		&cli.DurationFlag{Name: "crashloop-backoff-max", Value: supervisor.DefaultBackoffMax, Usage: "the restart backoff cap (the kubelet's is 5m)"},
 		&cli.Int64Flag{Name: "pids-limit", Value: 0, Usage: "pids limit of each pod cgroup (0 = unlimited)"},
+		&cli.DurationFlag{Name: "sync-frequency", Value: store.DefaultSyncFrequency, Usage: "how often a running pod's configMap and secret volumes are refreshed (the kubelet's --sync-frequency)"},
 	}
 }
 
@@ -56,19 +57,18 @@ func namespace(c *cli.Context) string {
 	return "default"
 }
 
-// globalArgs re-creates the global flags for a re-executed podrun.
-func globalArgs(c *cli.Context) []string {
-	return []string{
-		"--root", c.String("root"),
-		"--run-root", c.String("run-root"),
-		"--log-level", c.String("log-level"),
-		"--cgroup-parent", c.String("cgroup-parent"),
-		"--cgroup-manager", c.String("cgroup-manager"),
-		"--bridge", c.String("bridge"),
-		"--subnet", c.String("subnet"),
-		"--crashloop-backoff-initial", c.Duration("crashloop-backoff-initial").String(),
-		"--crashloop-backoff-max", c.Duration("crashloop-backoff-max").String(),
-		"--pids-limit", strconv.FormatInt(c.Int64("pids-limit"), 10),
+// podSettings are the host settings a new pod is applied with; they are kept
+// in its record, and later commands use those, not their own flags.
+func podSettings(c *cli.Context) store.Settings {
+	return store.Settings{
+		CgroupParent:   c.String("cgroup-parent"),
+		CgroupDriver:   c.String("cgroup-manager"),
+		Bridge:         c.String("bridge"),
+		Subnet:         c.String("subnet"),
+		BackoffInitial: metav1.Duration{Duration: c.Duration("crashloop-backoff-initial")},
+		BackoffMax:     metav1.Duration{Duration: c.Duration("crashloop-backoff-max")},
+		PidsLimit:      c.Int64("pids-limit"),
+		SyncFrequency:  metav1.Duration{Duration: c.Duration("sync-frequency")},
 	}
 }
 

@@ -19,7 +19,7 @@ func getCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "get",
 		Usage:     "list pods (NAME READY STATUS RESTARTS AGE) or print one",
-		ArgsUsage: "[pods|pod|po] [NAME...]",
+		ArgsUsage: "[pods|pod|po|configmaps|cm|secrets] [NAME...]",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "wide, json, yaml or name"},
 			&cli.BoolFlag{Name: "all-namespaces", Aliases: []string{"A"}, Usage: "pods of every namespace"},
@@ -52,6 +52,11 @@ func apiPod(p *corev1.Pod) *corev1.Pod {
 }
 
 func runGet(c *cli.Context) error {
+	if args := c.Args().Slice(); len(args) > 0 {
+		if k, ok := store.KindFor(args[0]); ok {
+			return getObjects(c, k, args[1:])
+		}
+	}
 	l := layout(c)
 	names := podArgs(c.Args().Slice())
 	allNS := c.Bool("all-namespaces")

@@ -46,6 +46,7 @@ func report(err error) int {
 	if supervisor.IsInputError(err) {
 		return exitUsage
 	}
+
 	return exitFailed
 }
 

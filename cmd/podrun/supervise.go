@@ -9,33 +9,25 @@ import (
 	"github.com/podrun/podrun/supervisor"
 )
 
-// superviseCommand is the detached pod supervisor that `apply` starts.
+// superviseCommand is the detached pod supervisor that `apply` starts. It is
+// given the pod's UID alone: everything else is in the pod's record.
 func superviseCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "supervise",
 		Hidden:    true,
-		ArgsUsage: "--uid UID NAMESPACE NAME",
-		Flags:     []cli.Flag{&cli.StringFlag{Name: "uid", Required: true}},
+		ArgsUsage: "UID",
 		Action: func(c *cli.Context) error {
-			if c.NArg() != 2 {
-				return usageError("supervise --uid UID NAMESPACE NAME")
+			if c.NArg() != 1 {
+				return usageError("supervise UID")
 			}
 			l := layout(c)
-			rec, err := store.FindPod(l, c.Args().Get(0), c.Args().Get(1))
+			rec, err := store.FindPodByUID(l, c.Args().First())
 			if err != nil {
 				return err
 			}
-			if string(rec.Pod.UID) != c.String("uid") {
-				return failed("pod %s has uid %s, not %s", rec.Key(), rec.Pod.UID, c.String("uid"))
-			}
 			// apply passes the write end of its readiness pipe as fd 3.
 			ready := os.NewFile(3, "ready")
-			return supervisor.Supervise(l, rec, supervisor.SuperviseOptions{
-				BackoffInitial: c.Duration("crashloop-backoff-initial"),
-				BackoffMax:     c.Duration("crashloop-backoff-max"),
-				PidsLimit:      c.Int64("pids-limit"),
-				Ready:          ready,
-			})
+			return supervisor.Supervise(l, rec, supervisor.SuperviseOptions{Ready: ready})
 		},
 	}
 }

@@ -1,0 +1,140 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/podrun/podrun/printers"
+	"github.com/podrun/podrun/store"
+)
+
+// getObjects is `get configmaps|secrets [NAME...]`: kubectl's columns
+// (NAME DATA AGE; NAME TYPE DATA AGE for secrets) and its -o formats.
+func getObjects(c *cli.Context, k *store.Kind, names []string) error {
+	l := layout(c)
+	allNS := c.Bool("all-namespaces")
+	var objs []metav1.Object
+	if len(names) == 0 {
+		ns := namespace(c)
+		if allNS {
+			ns = ""
+		}
+		list, err := l.List(k, ns)
+		if err != nil {
+			return err
+		}
+		for _, o := range list {
+			objs = append(objs, o)
+		}
+	} else {
+		for _, n := range names {
+			o, err := l.Get(k, namespace(c), n)
+			if err != nil {
+				return failed("%v", err)
+			}
+			objs = append(objs, o)
+		}
+	}
+	kind := strings.ToLower(k.Name)
+	switch out := c.String("output"); out {
+	case "", "wide":
+		if len(objs) == 0 {
+			if allNS {
+				fmt.Fprintln(os.Stderr, "No resources found")
+			} else {
+				fmt.Fprintf(os.Stderr, "No resources found in %s namespace.\n", namespace(c))
+			}
+			return nil
+		}
+		w := printers.NewTabWriter(os.Stdout)
+		header := []string{"NAME", "DATA", "AGE"}
+		if k == store.SecretKind {
+			header = []string{"NAME", "TYPE", "DATA", "AGE"}
+		}
+		if allNS {
+			header = append([]string{"NAMESPACE"}, header...)
+		}
+		fmt.Fprintln(w, strings.Join(header, "\t"))
+		for _, o := range objs {
+			row := objectRow(o, time.Now())
+			if allNS {
+				row = append([]string{o.GetNamespace()}, row...)
+			}
+			fmt.Fprintln(w, strings.Join(row, "\t"))
+		}
+		return w.Flush()
+	case "name":
+		for _, o := range objs {
+			fmt.Printf("%s/%s\n", kind, o.GetName())
+		}
+		return nil
+	case "json", "yaml":
+		var items []any
+		for _, o := range objs {
+			items = append(items, apiObject(k, o))
+		}
+		var obj any = map[string]any{"apiVersion": "v1", "kind": "List", "items": items}
+		if len(names) == 1 {
+			obj = items[0]
+		}
+		if out == "json" {
+			enc := json.NewEncoder(os.Stdout)
+			enc.SetIndent("", "    ")
+			return enc.Encode(obj)
+		}
+		data, err := yaml.Marshal(obj)
+		if err != nil {
+			return err
+		}
+		_, err = os.Stdout.Write(data)
+		return err
+	default:
+		return usageError("--output %q: want wide, json, yaml or name", out)
+	}
+}
+
+// objectRow is kubectl's row for a ConfigMap (NAME DATA AGE) or a Secret
+// (NAME TYPE DATA AGE), as its printConfigMap and printSecret.
+func objectRow(o metav1.Object, now time.Time) []string {
+	age := printers.Since(o.GetCreationTimestamp(), now)
+	switch v := o.(type) {
+	case *corev1.ConfigMap:
+		return []string{v.Name, fmt.Sprint(len(v.Data) + len(v.BinaryData)), age}
+	case *corev1.Secret:
+		keys := map[string]bool{}
+		for k := range v.Data {
+			keys[k] = true
+		}
+		for k := range v.StringData {
+			keys[k] = true
+		}
+		typ := v.Type
+		if typ == "" {
+			typ = corev1.SecretTypeOpaque
+		}
+		return []string{v.Name, string(typ), fmt.Sprint(len(keys)), age}
+	}
+	return []string{o.GetName(), "", ""}
+}
+
+func apiObject(k *store.Kind, o metav1.Object) any {
+	switch v := o.(type) {
+	case *corev1.ConfigMap:
+		out := v.DeepCopy()
+		out.APIVersion, out.Kind = "v1", k.Name
+		return out
+	case *corev1.Secret:
+		out := v.DeepCopy()
+		out.APIVersion, out.Kind = "v1", k.Name
+		return out
+	}
+	return o
+}

@@ -1,0 +1,230 @@
+package store
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+
+	"github.com/google/uuid"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/podrun/podrun/internal/errdefs"
+)
+
+// Kind is one kind of object the store keeps: its name as written in
+// manifests, kubectl's resource names for it, and how to make and compare its
+// objects. Pods have their own records (record.go); the kinds here are
+// host-wide objects that pods refer to, and new kinds join this table.
+type Kind struct {
+	Name    string   // ConfigMap
+	Plural  string   // configmaps
+	Aliases []string // configmap, cm
+	// newObject returns an empty object of the kind.
+	newObject func() object
+	// same reports whether two objects hold the same content (data, type,
+	// labels); metadata the store sets does not count.
+	same func(a, b object) bool
+	// immutable reports whether an object may not change any more.
+	immutable func(o object) bool
+}
+
+// object is what the store needs of an API object.
+type object interface {
+	metav1.Object
+}
+
+// Kinds is the table of object kinds the store keeps besides pods.
+var Kinds = []*Kind{ConfigMapKind, SecretKind}
+
+// ConfigMapKind and SecretKind are the core/v1 kinds pods take data from.
+var (
+	ConfigMapKind = &Kind{
+		Name: "ConfigMap", Plural: "configmaps", Aliases: []string{"configmap", "cm"},
+		newObject: func() object { return &corev1.ConfigMap{} },
+		same: func(a, b object) bool {
+			x, y := a.(*corev1.ConfigMap), b.(*corev1.ConfigMap)
+			return reflect.DeepEqual(x.Data, y.Data) && reflect.DeepEqual(x.BinaryData, y.BinaryData) &&
+				reflect.DeepEqual(x.Immutable, y.Immutable) && sameMeta(x, y)
+		},
+		immutable: func(o object) bool { im := o.(*corev1.ConfigMap).Immutable; return im != nil && *im },
+	}
+	SecretKind = &Kind{
+		Name: "Secret", Plural: "secrets", Aliases: []string{"secret"},
+		newObject: func() object { return &corev1.Secret{} },
+		same: func(a, b object) bool {
+			x, y := a.(*corev1.Secret), b.(*corev1.Secret)
+			return reflect.DeepEqual(x.Data, y.Data) && reflect.DeepEqual(x.StringData, y.StringData) &&
+				x.Type == y.Type && reflect.DeepEqual(x.Immutable, y.Immutable) && sameMeta(x, y)
+		},
+		immutable: func(o object) bool { im := o.(*corev1.Secret).Immutable; return im != nil && *im },
+	}
+)
+
+func sameMeta(a, b object) bool {
+	return reflect.DeepEqual(a.GetLabels(), b.GetLabels()) && reflect.DeepEqual(a.GetAnnotations(), b.GetAnnotations())
+}
+
+// KindFor finds a kind by any of kubectl's names for it (configmaps, cm, ConfigMap…).
+func KindFor(word string) (*Kind, bool) {
+	for _, k := range Kinds {
+		if strings.EqualFold(word, k.Name) || word == k.Plural {
+			return k, true
+		}
+		for _, a := range k.Aliases {
+			if word == a {
+				return k, true
+			}
+		}
+	}
+	return nil, false
+}
+
+// objectVersion is the version of the object records this podrun writes.
+const objectVersion = 1
+
+// objectRecord is the file of one stored object.
+type objectRecord struct {
+	Version int             `json:"version"`
+	Kind    string          `json:"kind"`
+	Object  json.RawMessage `json:"object"`
+}
+
+// ObjectsDir holds the host-wide objects: <root>/objects/<namespace>/<plural>/<name>.json.
+func (l Layout) ObjectsDir() string { return filepath.Join(l.Root, "objects") }
+
+func (l Layout) objectPath(k *Kind, namespace, name string) string {
+	return filepath.Join(l.ObjectsDir(), namespace, k.Plural, fileName(name, maxFileName-len(".json"))+".json")
+}
+
+func (l Layout) readObject(k *Kind, path string) (object, error) {
+	var rec objectRecord
+	if err := ReadJSON(path, &rec); err != nil {
+		return nil, err
+	}
+	if rec.Version > objectVersion {
+		return nil, fmt.Errorf("reading %s: record version %d is newer than this podrun's (%d)", path, rec.Version, objectVersion)
+	}
+	obj := k.newObject()
+	if err := json.Unmarshal(rec.Object, obj); err != nil {
+		return nil, fmt.Errorf("reading %s: %w", path, err)
+	}
+	return obj, nil
+}
+
+// Put creates or updates an object under its name's reservation and says
+// what it did as kubectl apply does: "created", "configured" or "unchanged".
+func (l Layout) Put(k *Kind, obj object) (string, error) {
+	lock, err := l.LockName(obj.GetNamespace(), k.Plural, obj.GetName())
+	if err != nil {
+		return "", err
+	}
+	defer lock.Unlock()
+	path := l.objectPath(k, obj.GetNamespace(), obj.GetName())
+	action := "created"
+	old, err := l.readObject(k, path)
+	switch {
+	case err == nil && old.GetName() == obj.GetName():
+		if k.same(old, obj) {
+			return "unchanged", nil
+		}
+		if k.immutable(old) {
+			return "", errdefs.Invalid(fmt.Errorf("%s %q is invalid: the data of an immutable %s cannot be changed: delete it and create it again", k.Name, obj.GetName(), k.Name))
+		}
+		obj.SetUID(old.GetUID())
+		obj.SetCreationTimestamp(old.GetCreationTimestamp())
+		action = "configured"
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
+		// A record that cannot be read is replaced by the new one.
+	}
+	if action == "created" {
+		obj.SetUID(types.UID(uuid.NewString()))
+		obj.SetCreationTimestamp(metav1.Now())
+	}
+	data, err := json.Marshal(obj)
+	if err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return "", err
+	}
+	if err := WriteJSON(path, objectRecord{Version: objectVersion, Kind: k.Name, Object: data}); err != nil {
+		return "", fmt.Errorf("storing %s %s/%s: %w", k.Name, obj.GetNamespace(), obj.GetName(), err)
+	}
+	return action, nil
+}
+
+// Get returns one object, or an error of class not found.
+func (l Layout) Get(k *Kind, namespace, name string) (object, error) {
+	obj, err := l.readObject(k, l.objectPath(k, namespace, name))
+	if errors.Is(err, fs.ErrNotExist) || (err == nil && obj.GetName() != name) {
+		return nil, errdefs.Class(errdefs.ErrNotFound, fmt.Errorf("%s %q not found in namespace %q", k.Plural, name, namespace))
+	}
+	return obj, err
+}
+
+// List returns the objects of a kind in a namespace ("" = every namespace),
+// sorted by namespace and name; one that cannot be read is left out.
+func (l Layout) List(k *Kind, namespace string) ([]object, error) {
+	pattern := filepath.Join(l.ObjectsDir(), "*", k.Plural, "*.json")
+	if namespace != "" {
+		pattern = filepath.Join(l.ObjectsDir(), namespace, k.Plural, "*.json")
+	}
+	paths, err := filepath.Glob(pattern)
+	if err != nil {
+		return nil, err
+	}
+	var out []object
+	for _, p := range paths {
+		if obj, err := l.readObject(k, p); err == nil {
+			out = append(out, obj)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].GetNamespace() != out[j].GetNamespace() {
+			return out[i].GetNamespace() < out[j].GetNamespace()
+		}
+		return out[i].GetName() < out[j].GetName()
+	})
+	return out, nil
+}
+
+// Remove deletes an object under its name's reservation.
+func (l Layout) Remove(k *Kind, namespace, name string) error {
+	lock, err := l.LockName(namespace, k.Plural, name)
+	if err != nil {
+		return err
+	}
+	defer lock.Unlock()
+	if _, err := l.Get(k, namespace, name); err != nil {
+		return err
+	}
+	return os.Remove(l.objectPath(k, namespace, name))
+}
+
+// ConfigMaps returns the stored ConfigMaps of a namespace by name.
+func (l Layout) ConfigMaps(namespace string) map[string]*corev1.ConfigMap {
+	objs, _ := l.List(ConfigMapKind, namespace)
+	out := map[string]*corev1.ConfigMap{}
+	for _, o := range objs {
+		out[o.GetName()] = o.(*corev1.ConfigMap)
+	}
+	return out
+}
+
+// Secrets returns the stored Secrets of a namespace by name.
+func (l Layout) Secrets(namespace string) map[string]*corev1.Secret {
+	objs, _ := l.List(SecretKind, namespace)
+	out := map[string]*corev1.Secret{}
+	for _, o := range objs {
+		out[o.GetName()] = o.(*corev1.Secret)
+	}
+	return out
+}

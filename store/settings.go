@@ -1,0 +1,42 @@
+package store
+
+import (
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// SettingsVersion is the version of the pod settings this podrun writes.
+const SettingsVersion = 1
+
+// Settings are a pod's host settings, fixed when it is applied and kept in
+// its record: the supervisor runs the pod with them, and teardown, describe
+// and revive use them rather than the flags of the command at hand (runc
+// keeps a container's config and cgroup paths in its state.json likewise).
+type Settings struct {
+	Version        int             `json:"version"`
+	CgroupParent   string          `json:"cgroupParent"`
+	CgroupDriver   string          `json:"cgroupDriver"`
+	Bridge         string          `json:"bridge,omitempty"`
+	Subnet         string          `json:"subnet,omitempty"`
+	BackoffInitial metav1.Duration `json:"backoffInitial"`
+	BackoffMax     metav1.Duration `json:"backoffMax"`
+	PidsLimit      int64           `json:"pidsLimit,omitempty"`
+	// SyncFrequency is how often the supervisor refreshes configMap and
+	// secret volumes from the store (the kubelet's --sync-frequency).
+	SyncFrequency metav1.Duration `json:"syncFrequency"`
+}
+
+// DefaultSyncFrequency is the kubelet's --sync-frequency.
+const DefaultSyncFrequency = time.Minute
+
+// PodLayout is l with the pod's recorded settings: where its cgroup and
+// network live. A record without settings (written by an older podrun) keeps l's.
+func (r *Record) PodLayout(l Layout) Layout {
+	s := r.Settings
+	if s.Version == 0 {
+		return l
+	}
+	l.CgroupParent, l.CgroupDriver, l.Bridge, l.Subnet = s.CgroupParent, s.CgroupDriver, s.Bridge, s.Subnet
+	return l
+}

@@ -1,0 +1,169 @@
+package supervisor
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/gofrs/flock"
+	"github.com/moby/sys/mountinfo"
+	"golang.org/x/sys/unix"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/podrun/podrun/internal/errdefs"
+	"github.com/podrun/podrun/runtime"
+	"github.com/podrun/podrun/store"
+)
+
+// DeleteOptions follow kubectl delete: GracePeriod nil means the pod's
+// terminationGracePeriodSeconds; Force with no grace period means 0 (kill now).
+type DeleteOptions struct {
+	GracePeriod *int64
+	Force       bool
+}
+
+// Delete stops a pod gracefully and releases everything it holds on the host,
+// then removes its record. It works whatever state the pod is in, also after
+// its supervisor crashed, with a record that cannot be read, again after a
+// delete that was interrupted, and on a full disk: it writes nothing under
+// --root before it acts. It holds the pod name's reservation, so an apply of
+// the same name waits until the pod is gone, and a pod an apply is starting
+// is deleted once it has started.
+func Delete(l store.Layout, rec *store.Record, opts DeleteOptions) error {
+	lock, err := l.LockName(rec.Pod.Namespace, "pods", rec.Pod.Name)
+	if err != nil {
+		return err
+	}
+	defer lock.Unlock()
+	cur, err := store.FindPod(l, rec.Pod.Namespace, rec.Pod.Name)
+	if err != nil {
+		return err
+	}
+	return deleteLocked(l, cur, opts)
+}
+
+func deleteLocked(l store.Layout, rec *store.Record, opts DeleteOptions) error {
+	grace := int64(30)
+	if g := rec.Pod.Spec.TerminationGracePeriodSeconds; g != nil {
+		grace = *g
+	}
+	if opts.GracePeriod != nil {
+		grace = *opts.GracePeriod
+	} else if opts.Force {
+		grace = 0
+	}
+	if pid := store.SupervisorPid(rec.Paths); pid > 0 {
+		err := request(rec.Paths, pid, func(r *store.Request) {
+			r.Delete = &store.DeleteRequest{Timestamp: metav1.Now(), GracePeriodSeconds: grace}
+		})
+		if err != nil {
+			// The supervisor cannot be asked: stop it the hard way, teardown follows.
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+		// The supervisor stops the containers within the grace period and tears
+		// the sandbox down; give it that long and a margin for the teardown.
+		if !waitExit(rec.Paths, pid, time.Duration(grace)*time.Second+30*time.Second) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+			waitExit(rec.Paths, pid, 5*time.Second)
+		}
+	}
+	return removePod(l, rec)
+}
+
+// request is the CLI's end of the request channel: it changes the pod's
+// request file under the run root and rings the supervisor (SIGUSR1), which
+// reads it (supervise.go: readRequest). The file survives a supervisor crash.
+func request(paths store.PodPaths, pid int, change func(*store.Request)) error {
+	lock := flock.New(paths.RequestFile() + ".lock")
+	if err := lock.Lock(); err != nil {
+		return err
+	}
+	defer lock.Unlock()
+	var req store.Request
+	if err := store.ReadJSON(paths.RequestFile(), &req); err != nil && !errors.Is(err, os.ErrNotExist) {
+		req = store.Request{} // a torn request is replaced
+	}
+	change(&req)
+	if err := store.WriteJSON(paths.RequestFile(), req); err != nil {
+		return err
+	}
+	return syscall.Kill(pid, syscall.SIGUSR1)
+}
+
+// waitExit waits until the supervisor pid has exited, through a pidfd (no
+// polling), at most d; it reports whether it has.
+func waitExit(paths store.PodPaths, pid int, d time.Duration) bool {
+	fd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		return store.SupervisorPid(paths) != pid
+	}
+	defer unix.Close(fd)
+	if store.SupervisorPid(paths) != pid {
+		return true // the pid was reused before we held it
+	}
+	deadline := time.Now().Add(d)
+	for {
+		left := time.Until(deadline)
+		if left <= 0 {
+			return false
+		}
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		n, err := unix.Poll(fds, int(min(left, time.Hour).Milliseconds())+1)
+		if err == nil && n > 0 {
+			return true
+		}
+		if err != nil && !errors.Is(err, unix.EINTR) {
+			return store.SupervisorPid(paths) != pid
+		}
+	}
+}
+
+// removePod tears down whatever is left of the pod and removes its record. It
+// takes the pod's settings from its record (its cgroup parent, its bridge).
+func removePod(l store.Layout, rec *store.Record) error {
+	if err := runtime.TeardownSandbox(rec.PodLayout(l), rec.Paths, string(rec.Pod.UID)); err != nil {
+		return fmt.Errorf("releasing pod %s: %w", rec.Key(), err)
+	}
+	for _, dir := range []string{rec.Paths.RunDir, rec.Paths.Dir} {
+		// Never remove through a mount that is still there (a volume, a rootfs).
+		mounts, err := mountinfo.GetMounts(mountinfo.PrefixFilter(dir))
+		if err != nil {
+			return err
+		}
+		if len(mounts) > 0 {
+			var points []string
+			for _, m := range mounts {
+				points = append(points, m.Mountpoint)
+			}
+			return fmt.Errorf("releasing pod %s: still mounted: %s", rec.Key(), strings.Join(points, ", "))
+		}
+		if err := os.RemoveAll(dir); err != nil {
+			return fmt.Errorf("removing the record of pod %s: %w", rec.Key(), err)
+		}
+	}
+	return nil
+}
+
+// Restart asks a pod's supervisor to restart the pod: its containers stop
+// gracefully, then every init container runs again from the first.
+func Restart(rec *store.Record) error {
+	if store.IsTerminal(rec.Pod) {
+		return errdefs.Invalid(fmt.Errorf("pod %q has %s and cannot run again: delete it and apply it again", rec.Pod.Name, strings.ToLower(string(rec.Pod.Status.Phase))))
+	}
+	if rec.Pod.Spec.RestartPolicy == corev1.RestartPolicyNever {
+		// The kubelet never runs a Never pod's containers again once they have run.
+		return errdefs.Invalid(fmt.Errorf("pod %q has restartPolicy Never and cannot run again: delete it and apply it again", rec.Pod.Name))
+	}
+	pid := store.SupervisorPid(rec.Paths)
+	if pid == 0 {
+		return fmt.Errorf("pod %q has no running supervisor", rec.Pod.Name)
+	}
+	if err := request(rec.Paths, pid, func(r *store.Request) { r.Restart++ }); err != nil {
+		return fmt.Errorf("restarting pod %q: %w", rec.Pod.Name, err)
+	}
+	return nil
+}
