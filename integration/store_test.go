@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/podrun/podrun/runtime"
@@ -352,4 +353,83 @@ spec:
 	if r := e.podrun("get", "broken"); r.code == 0 {
 		t.Errorf("broken pod still listed: %s", r)
 	}
+}
+
+// delete works on a full disk: it writes nothing under --root before it acts.
+func TestDeleteOnFullDisk(t *testing.T) {
+	dir := t.TempDir()
+	root := filepath.Join(dir, "root")
+	if err := os.MkdirAll(root, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Mount("tmpfs", root, "tmpfs", 0, "size=48m,mode=0700"); err != nil {
+		t.Fatal(err)
+	}
+	n := envCounter.Add(1)
+	e := &env{
+		t: t, root: root, runRoot: filepath.Join(dir, "run"),
+		bridge:       fmt.Sprintf("pst%d-%d", os.Getpid()%10000, n),
+		subnet:       fmt.Sprintf("%s.%d.0/24", testNet, n%250),
+		cgroupParent: fmt.Sprintf("/pst-%d-%d", os.Getpid(), n),
+	}
+	// The leak check, less the file system the test mounted itself.
+	leftovers := func() []string {
+		var out []string
+		for _, l := range e.leftovers() {
+			if l != "mount "+root {
+				out = append(out, l)
+			}
+		}
+		return out
+	}
+	t.Cleanup(func() {
+		if r := e.podrun("delete", "--all", "-A", "--grace-period", "1"); r.code != 0 {
+			t.Errorf("cleanup: delete --all: %s", r)
+		}
+		for _, l := range leftovers() {
+			t.Errorf("leftover after delete: %s", l)
+		}
+		_ = unix.Unmount(root, unix.MNT_DETACH)
+		if link, err := netlink.LinkByName(e.bridge); err == nil {
+			_ = netlink.LinkDel(link)
+		}
+		for _, d := range cgroupDirs(e.cgroupParent) {
+			_ = os.Remove(d)
+		}
+	})
+	e.must("load", "-i", testImage, "--tag", "busybox:1.28")
+	e.apply(`
+apiVersion: v1
+kind: Pod
+metadata: {name: chatty}
+spec:
+  terminationGracePeriodSeconds: 2
+  containers:
+  - {name: app, image: busybox:1.28, command: ['sh', '-c', 'while true; do echo line; sleep 0.01; done']}
+`, "--wait")
+	filler := filepath.Join(root, "filler")
+	f, err := os.Create(filler)
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunk := make([]byte, 1<<20)
+	for {
+		if _, err := f.Write(chunk); err != nil {
+			break
+		}
+	}
+	f.Close()
+	if err := os.WriteFile(filepath.Join(root, "probe"), []byte("x"), 0o644); err == nil {
+		t.Fatal("the disk is not full")
+	}
+	if r := e.podrun("delete", "chatty"); r.code != 0 {
+		t.Fatalf("delete on a full disk: %s", r)
+	}
+	if r := e.podrun("get", "chatty"); r.code == 0 {
+		t.Errorf("pod still listed: %s", r)
+	}
+	if left := leftovers(); len(left) > 0 {
+		t.Errorf("leftovers:\n%s", strings.Join(left, "\n"))
+	}
+	_ = os.Remove(filler)
 }
