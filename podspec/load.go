@@ -309,8 +309,9 @@ func (l *loader) decodeObject(js []byte, tree *posTree, d rawDoc, prefix string)
 		l.fail(d.index, line, 0, objPath, "%s", strings.Join(missing, ", "))
 		return
 	}
-	want := map[string]string{"Pod": "v1", "ConfigMap": "v1", "Secret": "v1", "List": "v1", "Job": "batch/v1"}[kind]
-	if want == "" || (kind == "List" && prefix != "") {
+	k, known := kinds[kind]
+	want := k.apiVersion
+	if !known || (kind == "List" && prefix != "") {
 		ln, _ := tree.pos(prefix + "kind")
 		l.fail(d.index, ln, 0, prefix+"kind", "kind %s is not supported", kind)
 		return
@@ -340,17 +341,7 @@ func (l *loader) decodeObject(js []byte, tree *posTree, d rawDoc, prefix string)
 			}
 			return
 		}
-		var typ reflect.Type
-		switch kind {
-		case "Pod":
-			typ = reflect.TypeOf(corev1.Pod{})
-		case "ConfigMap":
-			typ = reflect.TypeOf(corev1.ConfigMap{})
-		case "Secret":
-			typ = reflect.TypeOf(corev1.Secret{})
-		case "Job":
-			typ = reflect.TypeOf(batchv1.Job{})
-		}
+		typ := k.typ
 		problems := tree.findTypeProblems(typ, prefix)
 		for _, p := range problems {
 			l.fail(d.index, p.line, p.col, p.path, "%s", p.msg)
@@ -364,14 +355,34 @@ func (l *loader) decodeObject(js []byte, tree *posTree, d rawDoc, prefix string)
 	if mo, ok := obj.(metav1.Object); ok {
 		l.m.Objects = append(l.m.Objects, ObjectRef{Kind: kind, Namespace: mo.GetNamespace(), Name: mo.GetName()})
 	}
-	switch o := obj.(type) {
-	case *corev1.Pod:
+	if k.add == nil {
+		l.fail(d.index, line, 0, objPath, "kind %s is not supported", kind)
+		return
+	}
+	k.add(l, obj, origin)
+}
+
+// kindInfo is what the loader knows of one kind: its apiVersion, its Go type
+// (for the line numbers of type errors) and how its decoded object joins the
+// manifest. New kinds (Service, Deployment…) are rows of this table.
+type kindInfo struct {
+	apiVersion string
+	typ        reflect.Type
+	add        func(l *loader, obj runtime.Object, origin Origin)
+}
+
+var kinds = map[string]kindInfo{
+	"List": {apiVersion: "v1"},
+	"Pod": {"v1", reflect.TypeOf(corev1.Pod{}), func(l *loader, obj runtime.Object, origin Origin) {
+		o := obj.(*corev1.Pod)
 		prepareForCreate(&o.ObjectMeta)
 		o.Status = corev1.PodStatus{}
 		SetDefaults(o)
 		l.m.Pods = append(l.m.Pods, o)
 		l.m.Origins = append(l.m.Origins, origin)
-	case *batchv1.Job:
+	}},
+	"Job": {"batch/v1", reflect.TypeOf(batchv1.Job{}), func(l *loader, obj runtime.Object, origin Origin) {
+		o := obj.(*batchv1.Job)
 		prepareForCreate(&o.ObjectMeta)
 		if o.Namespace == "" {
 			o.Namespace = DefaultNamespace
@@ -382,17 +393,19 @@ func (l *loader) decodeObject(js []byte, tree *posTree, d rawDoc, prefix string)
 		origin.Job = o
 		l.m.Pods = append(l.m.Pods, pod)
 		l.m.Origins = append(l.m.Origins, origin)
-	case *corev1.ConfigMap:
+	}},
+	"ConfigMap": {"v1", reflect.TypeOf(corev1.ConfigMap{}), func(l *loader, obj runtime.Object, _ Origin) {
+		o := obj.(*corev1.ConfigMap)
 		prepareForCreate(&o.ObjectMeta)
 		setConfigMapDefaults(o)
 		l.m.ConfigMaps = append(l.m.ConfigMaps, o)
-	case *corev1.Secret:
+	}},
+	"Secret": {"v1", reflect.TypeOf(corev1.Secret{}), func(l *loader, obj runtime.Object, _ Origin) {
+		o := obj.(*corev1.Secret)
 		prepareForCreate(&o.ObjectMeta)
 		setSecretDefaults(o)
 		l.m.Secrets = append(l.m.Secrets, o)
-	default:
-		l.fail(d.index, line, 0, objPath, "kind %s is not supported", kind)
-	}
+	}},
 }
 
 func (l *loader) decodeList(head map[string]json.RawMessage, tree *posTree, d rawDoc, prefix string) {
