@@ -433,3 +433,31 @@ spec:
 	}
 	_ = os.Remove(filler)
 }
+
+// A pod whose supervisor died before the pod started (during sandbox setup)
+// is not stuck Pending: apply of the same manifest starts it again.
+func TestPodLostBeforeItStartedIsRestartedByApply(t *testing.T) {
+	e := newEnv(t)
+	manifest := e.manifest(`
+apiVersion: v1
+kind: Pod
+metadata: {name: early}
+spec:
+  containers:
+  - {name: app, image: busybox:1.28, command: ['sleep', '3600']}
+`)
+	e.must("apply", manifest, "--wait")
+	p := e.pod("early")
+	e.crashSupervisor(string(p.UID))
+	// What a supervisor killed while it built the sandbox leaves: no start time.
+	statusFile := filepath.Join(e.root, "pods", fmt.Sprintf("%s_%s_%s", p.Namespace, p.Name, p.UID), "status.json")
+	if err := os.WriteFile(statusFile, []byte(`{"phase":"Pending"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := e.must("apply", manifest, "--wait"); !strings.Contains(r.stdout, "pod/early restarted") {
+		t.Fatalf("apply of a pod that never started: %s", r)
+	}
+	if got := e.pod("early"); got.UID != p.UID || got.Status.Phase != corev1.PodRunning {
+		t.Fatalf("uid %s phase %s", got.UID, got.Status.Phase)
+	}
+}

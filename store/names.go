@@ -44,22 +44,21 @@ func (l Layout) LockName(namespace, kind, name string) (*NameLock, error) {
 		return nil, fmt.Errorf("reserving %s %s/%s: %w", kind, namespace, name, err)
 	}
 	f := flock.New(filepath.Join(dir, fileName(name, maxFileName-len(".lock"))+".lock"))
-	start := time.Now()
-	told := false
-	for {
-		ok, err := f.TryLock()
-		if err != nil {
-			return nil, fmt.Errorf("reserving %s %s/%s: %w", kind, namespace, name, err)
-		}
-		if ok {
-			return &NameLock{f: f}, nil
-		}
-		if !told && time.Since(start) > lockWaitNotice {
+	// Wait in the kernel (flock), and say after a second what is being waited for.
+	got := make(chan struct{})
+	go func() {
+		select {
+		case <-got:
+		case <-time.After(lockWaitNotice):
 			fmt.Fprintf(os.Stderr, "waiting for another podrun command that is changing %s %s/%s\n", kind, namespace, name)
-			told = true
 		}
-		time.Sleep(5 * time.Millisecond)
+	}()
+	err := f.Lock()
+	close(got)
+	if err != nil {
+		return nil, fmt.Errorf("reserving %s %s/%s: %w", kind, namespace, name, err)
 	}
+	return &NameLock{f: f}, nil
 }
 
 // Unlock releases the reservation.
