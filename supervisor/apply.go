@@ -26,11 +26,6 @@ import (
 	"github.com/podrun/podrun/store"
 )
 
-// IsInputError reports whether err is bad input.
-func IsInputError(err error) bool {
-	return errdefs.IsInvalid(err) || podspec.IsInvalid(err)
-}
-
 // ApplyOptions say how to start supervisors.
 type ApplyOptions struct {
 	Force bool

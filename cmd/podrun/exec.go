@@ -7,7 +7,6 @@ import (
 
 	"github.com/podrun/podrun/runtime"
 	"github.com/podrun/podrun/store"
-	"github.com/podrun/podrun/supervisor"
 )
 
 func execCommand() *cli.Command {
@@ -43,10 +42,7 @@ func execCommand() *cli.Command {
 			}
 			code, err := runtime.Exec(l, rec, container, args[1:], opts)
 			if err != nil {
-				if supervisor.IsInputError(err) {
-					return usageError("%v", err)
-				}
-				return failed("%v", err)
+				return err // report maps its class to the exit code
 			}
 			if code != 0 {
 				return cli.Exit("", code)

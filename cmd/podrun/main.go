@@ -10,7 +10,8 @@ import (
 	_ "github.com/opencontainers/runc/libcontainer/nsenter" // the re-exec'd container init's C constructor
 	"github.com/urfave/cli/v2"
 
-	"github.com/podrun/podrun/supervisor"
+	"github.com/podrun/podrun/internal/errdefs"
+	"github.com/podrun/podrun/podspec"
 )
 
 // Exit codes, documented in the README.
@@ -43,7 +44,8 @@ func report(err error) int {
 		return ec.ExitCode()
 	}
 	fmt.Fprintln(os.Stderr, "error:", err)
-	if supervisor.IsInputError(err) {
+	// The error classes (internal/errdefs) map to exit codes here, once.
+	if errdefs.IsInvalid(err) || podspec.IsInvalid(err) {
 		return exitUsage
 	}
 

@@ -26,10 +26,7 @@ func restartCommand() *cli.Command {
 					return failed("%v", err)
 				}
 				if err := supervisor.Restart(rec); err != nil {
-					if supervisor.IsInputError(err) {
-						return usageError("%v", err)
-					}
-					return failed("%v", err)
+					return err // report maps its class to the exit code
 				}
 				fmt.Printf("pod/%s restarting\n", n)
 			}
