@@ -178,7 +178,7 @@ func TestUnmountRootfsBusy(t *testing.T) {
 // The busybox test image, built by tools/busybox-image.sh as CI does, loads and runs.
 func TestBusyboxImage(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "busybox.tar")
-	script, err := filepath.Abs("../../tools/busybox-image.sh")
+	script, err := filepath.Abs("../tools/busybox-image.sh")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -327,7 +327,7 @@ func TestPullAuth(t *testing.T) {
 func busyboxRegistry(b *testing.B) *testregistry.Registry {
 	b.Helper()
 	out := filepath.Join(b.TempDir(), "busybox.tar")
-	script, err := filepath.Abs("../../tools/busybox-image.sh")
+	script, err := filepath.Abs("../tools/busybox-image.sh")
 	if err != nil {
 		b.Fatal(err)
 	}
