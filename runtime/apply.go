@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"golang.org/x/sys/unix"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -43,6 +44,9 @@ type ApplyOptions struct {
 	// Exe and GlobalArgs re-execute this binary as `Exe GlobalArgs... supervise ...`.
 	Exe        string
 	GlobalArgs []string
+	// AllowedUnsafeSysctls is the kubelet's --allowed-unsafe-sysctls: the
+	// sysctls (or patterns ending in "*") a pod may set beyond the safe ones.
+	AllowedUnsafeSysctls []string
 }
 
 // ApplyResult says what apply did with one pod: "created", "unchanged" or "replaced".
@@ -53,14 +57,25 @@ type ApplyResult struct {
 
 // appliedHash identifies what was applied, so that applying the same manifest
 // twice is a no-op as with kubectl.
-func appliedHash(plan *podspec.Plan) string {
+func appliedHash(plan *podspec.Plan, opts ApplyOptions) string {
 	h := sha256.New()
 	spec := plan.Pod.DeepCopy()
 	spec.UID, spec.CreationTimestamp, spec.Status = "", metav1.Time{}, corev1.PodStatus{}
 	_ = json.NewEncoder(h).Encode(spec)
 	_ = json.NewEncoder(h).Encode(plan.ConfigMaps)
 	_ = json.NewEncoder(h).Encode(plan.Secrets)
+	if len(opts.AllowedUnsafeSysctls) > 0 {
+		// The node's settings are part of how the pod was applied.
+		_ = json.NewEncoder(h).Encode(opts.AllowedUnsafeSysctls)
+	}
 	return hex.EncodeToString(h.Sum(nil))
+}
+
+// SysctlAllowlist is the kubelet's sysctl admission on this host's kernel.
+func SysctlAllowlist(allowedUnsafe []string) (*podspec.SysctlAllowlist, error) {
+	var uts unix.Utsname
+	_ = unix.Uname(&uts)
+	return podspec.NewSysctlAllowlist(unix.ByteSliceToString(uts.Release[:]), allowedUnsafe)
 }
 
 func (p PodPaths) appliedFile() string { return filepath.Join(p.Dir, "applied.sha256") }
@@ -99,7 +114,7 @@ func CheckImages(l Layout, plan *podspec.Plan) error {
 // Apply records a validated pod and starts its supervisor. It returns once the
 // supervisor owns the pod.
 func Apply(l Layout, plan *podspec.Plan, opts ApplyOptions) (*ApplyResult, error) {
-	hash := appliedHash(plan)
+	hash := appliedHash(plan, opts)
 	action := "created"
 	if old, err := FindPod(l, plan.Pod.Namespace, plan.Pod.Name); err == nil {
 		prev, _ := os.ReadFile(old.Paths.appliedFile())
@@ -137,6 +152,20 @@ func Apply(l Layout, plan *podspec.Plan, opts ApplyOptions) (*ApplyResult, error
 		pod.Spec.NodeName, _ = os.Hostname()
 	}
 	pod.Status = initialStatus(pod, now)
+	// The kubelet's admission: a pod asking for sysctls that are neither safe
+	// nor allowed is rejected before anything of it runs (kubelet rejectPod).
+	allow, err := SysctlAllowlist(opts.AllowedUnsafeSysctls)
+	if err != nil {
+		return nil, &InputError{fmt.Errorf("--allowed-unsafe-sysctls: %w", err)}
+	}
+	rejected, admitted := allow.Admit(pod)
+	if !admitted {
+		pod.Status = corev1.PodStatus{
+			Phase: corev1.PodFailed, Reason: podspec.ReasonSysctlForbidden, Message: "Pod was rejected: " + rejected,
+			QOSClass: plan.QOS, StartTime: &now,
+			Conditions: []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: now}},
+		}
+	}
 	paths := l.Pod(pod.Namespace, pod.Name, string(pod.UID))
 	objs := &Objects{}
 	for _, cm := range plan.ConfigMaps {
@@ -151,6 +180,10 @@ func Apply(l Layout, plan *podspec.Plan, opts ApplyOptions) (*ApplyResult, error
 	}
 	_ = os.WriteFile(paths.appliedFile(), []byte(hash), 0o644)
 	rec := &Record{Paths: paths, Pod: pod, Objects: objs}
+	if !admitted {
+		(&eventLog{path: paths.EventsFile(), now: time.Now}).add("Warning", podspec.ReasonSysctlForbidden, "", "%s", rejected)
+		return &ApplyResult{Record: rec, Action: action}, nil
+	}
 	if err := startSupervisor(rec, opts); err != nil {
 		_ = removePod(l, rec)
 		return nil, fmt.Errorf("starting the supervisor of pod %s: %w", rec.Key(), err)

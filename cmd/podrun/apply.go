@@ -62,6 +62,10 @@ func runApply(c *cli.Context) error {
 		}
 	}
 	l := layout(c)
+	unsafeSysctls := c.StringSlice("allowed-unsafe-sysctls")
+	if _, err := runtime.SysctlAllowlist(unsafeSysctls); err != nil {
+		return usageError("--allowed-unsafe-sysctls: %v", err)
+	}
 	if c.Bool("dry-run") {
 		for i, p := range plans {
 			if err := runtime.CheckImages(l, p); err != nil {
@@ -84,7 +88,7 @@ func runApply(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	opts := runtime.ApplyOptions{Force: c.Bool("force"), Exe: exe, GlobalArgs: globalArgs(c)}
+	opts := runtime.ApplyOptions{Force: c.Bool("force"), Exe: exe, GlobalArgs: globalArgs(c), AllowedUnsafeSysctls: unsafeSysctls}
 	var records []*runtime.Record
 	for _, p := range plans {
 		res, err := runtime.Apply(l, p, opts)

@@ -24,6 +24,7 @@ func globalFlags() []cli.Flag {
 		&cli.DurationFlag{Name: "crashloop-backoff-initial", Value: runtime.DefaultBackoffInitial, Usage: "the first restart backoff (the kubelet's is 10s)"},
 		&cli.DurationFlag{Name: "crashloop-backoff-max", Value: runtime.DefaultBackoffMax, Usage: "the restart backoff cap (the kubelet's is 5m)"},
 		&cli.Int64Flag{Name: "pids-limit", Value: 0, Usage: "pids limit of each pod cgroup (0 = unlimited)"},
+		&cli.StringSliceFlag{Name: "allowed-unsafe-sysctls", Usage: "the kubelet's flag: unsafe sysctls or patterns (ending in *) pods may set, comma-separated; others are rejected (SysctlForbidden)"},
 	}
 }
 
