@@ -29,11 +29,11 @@ const (
 )
 
 // sidecarSettle bounds how long the next container waits for a started
-// sidecar that writes nothing: the kubelet starts the next container on
-// a later pod sync than the sidecar's (after its PLEG has seen the sidecar
-// running), so the sidecar's first output comes first. podrun moves on at
-// that first output, or after this, rather than a whole relist period.
-const sidecarSettle = 100 * time.Millisecond
+// sidecar that writes nothing: the kubelet starts the next container on the
+// pod sync after the one that started the sidecar, once its PLEG relist (every
+// second) has seen the sidecar running, so the sidecar's first output comes
+// first. podrun moves on at that first output, at the latest after one relist.
+const sidecarSettle = time.Second
 
 // exitResult is how one container run ended.
 type exitResult struct {
@@ -394,7 +394,7 @@ func (m *machine) syncInit() {
 // starts it on the pod sync after the one that started the sidecar, once its
 // PLEG has seen the sidecar running, so what the sidecar writes first comes
 // before anything the next container writes. podrun moves on at the sidecar's
-// first output (or after sidecarSettle when it writes nothing); a startup
+// first output (or one relist later when it writes nothing); a startup
 // probe that has passed is the sidecar's own word that it has started.
 func (m *machine) sidecarSettled(c *ctr) bool {
 	if c.output || c.spec.StartupProbe != nil {
