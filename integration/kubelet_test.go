@@ -20,11 +20,12 @@ import (
 // postStart hooks of the containers before it.
 func TestKubeletPostStartHoldsTheContainersAfterIt(t *testing.T) {
 	e := newEnv(t)
-	e.apply(`
+	manifest := e.manifest(`
 apiVersion: v1
 kind: Pod
 metadata: {name: meshed}
 spec:
+  terminationGracePeriodSeconds: 1
   containers:
   - name: early
     image: busybox:1.28
@@ -42,12 +43,24 @@ spec:
     command: ['sh', '-c', 'test -e /shared/proxy-ready && echo ready || echo not-ready; exec sleep 3600']
     volumeMounts: [{name: shared, mountPath: /shared}]
   volumes: [{name: shared, emptyDir: {}}]
-`, "--wait", "--timeout", "1m")
+`)
+	for attempt := 1; ; attempt++ {
+		e.must("apply", manifest, "--wait", "--timeout", "1m")
+		p := e.pod("meshed")
+		if containerState(p, "proxy").RestartCount > 0 && attempt < 3 {
+			// The proxy's start or hook failed (an overloaded host): then,
+			// as on a node, app starts without it. Not what is checked here.
+			t.Logf("attempt %d: proxy restarted (events %v); again", attempt, e.events(p))
+			e.must("delete", "meshed", "--force")
+			continue
+		}
+		break
+	}
 	// early has no hook before it: it started at once, before proxy's hook
 	// had finished; app waited for proxy's hook.
 	for name, want := range map[string]string{"early": "not-ready\n", "app": "ready\n"} {
 		if out := e.logsOf("meshed", name); out != want {
-			t.Errorf("%s printed %q, want %q", name, out, want)
+			t.Errorf("%s printed %q, want %q; events: %v", name, out, want, e.events(e.pod("meshed")))
 		}
 	}
 }
