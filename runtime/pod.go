@@ -183,14 +183,16 @@ func (r *podRunner) Start(ctx context.Context, c *corev1.Container, restartCount
 		return fail(err)
 	}
 	r.events.Add("Normal", "Created", r.object(c), "Created container %s", c.Name)
+	output := make(chan struct{})
+	var wrote sync.Once
 	rc, err := startContainer(r.paths.StateRoot(), cfg, func(stream string, rd io.Reader) {
-		_ = logw.Relay(stream, rd)
+		_ = logw.Relay(stream, &firstOutput{r: rd, seen: func() { wrote.Do(func() { close(output) }) }})
 	})
 	if err != nil {
 		logw.Close()
 		return fail(err)
 	}
-	return &podContainer{r: r, c: c, rc: rc, cfg: cfg, logw: logw, started: time.Now(), cdir: cdir, img: img}, nil
+	return &podContainer{r: r, c: c, rc: rc, cfg: cfg, logw: logw, started: time.Now(), cdir: cdir, img: img, output: output}, nil
 }
 
 // StopSignal is the image's STOPSIGNAL, else SIGTERM.
@@ -463,9 +465,27 @@ type podContainer struct {
 	started time.Time
 	cdir    string
 	img     *image.Image
+	output  chan struct{}
+}
+
+// firstOutput calls seen when the first bytes of a container's output arrive.
+type firstOutput struct {
+	r    io.Reader
+	seen func()
+}
+
+func (f *firstOutput) Read(b []byte) (int, error) {
+	n, err := f.r.Read(b)
+	if n > 0 {
+		f.seen()
+	}
+	return n, err
 }
 
 func (p *podContainer) ID() string { return p.rc.id }
+
+// Output is closed once the container has written its first output.
+func (p *podContainer) Output() <-chan struct{} { return p.output }
 
 // Image reports the image as containerd does: its name, and repo@digest as its ID.
 func (p *podContainer) Image() (string, string) {

@@ -37,6 +37,8 @@ type ContainerHandle interface {
 	// Wait blocks until the run has ended and its resources are released.
 	Wait() ExitResult
 	Signal(sig syscall.Signal) error
+	// Output is closed once the run has written its first output.
+	Output() <-chan struct{}
 }
 
 // StartError says a container could not be started; Waiting errors leave the

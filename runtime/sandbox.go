@@ -6,8 +6,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	goruntime "runtime"
 
+	"golang.org/x/sys/unix"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/podrun/podrun/cgroups"
 	"github.com/podrun/podrun/image"
@@ -33,6 +36,8 @@ type sandbox struct {
 	hostnameFile string
 	cgroup       *cgroups.Pod
 	volumes      *volumes.Set
+	// allocatable is the node's allocatable resources (nodeAllocatable).
+	allocatable corev1.ResourceList
 }
 
 func networkConfig(l store.Layout) network.Config {
@@ -90,7 +95,7 @@ func setupSandbox(ctx context.Context, l store.Layout, paths store.PodPaths, pla
 			return nil, err
 		}
 	}
-	sb = &sandbox{hostNetwork: pod.Spec.HostNetwork, hostIPC: pod.Spec.HostIPC}
+	sb = &sandbox{hostNetwork: pod.Spec.HostNetwork, hostIPC: pod.Spec.HostIPC, allocatable: nodeAllocatable(l.Root)}
 	if sb.hostname, err = network.Hostname(pod); err != nil {
 		return nil, fmt.Errorf("pod hostname: %w", err)
 	}
@@ -164,6 +169,8 @@ func setupSandbox(ctx context.Context, l store.Layout, paths store.PodPaths, pla
 		PodDir:  paths.Dir,
 		Objects: volumes.Objects{ConfigMaps: plan.ConfigMaps, Secrets: plan.Secrets},
 		Fields:  fieldResolver{plan: plan, rt: sb.runtimeInfo()},
+		// emptyDir medium Memory is sized from node allocatable memory (calculateEmptyDirMemorySize).
+		NodeAllocatableMemory: sb.allocatable.Memory().Value(),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("setting up volumes: %w", err)
@@ -176,7 +183,32 @@ func setupSandbox(ctx context.Context, l store.Layout, paths store.PodPaths, pla
 
 func (sb *sandbox) runtimeInfo() podspec.RuntimeInfo {
 	host, _ := os.Hostname()
-	return podspec.RuntimeInfo{PodIP: sb.net.PodIP, PodIPs: sb.net.PodIPs, HostIP: sb.net.HostIP, NodeName: host, Hostname: sb.hostname}
+	return podspec.RuntimeInfo{PodIP: sb.net.PodIP, PodIPs: sb.net.PodIPs, HostIP: sb.net.HostIP, NodeName: host, Hostname: sb.hostname, NodeAllocatable: sb.allocatable}
+}
+
+// nodeAllocatable is what a kubelet with its default settings reports as the
+// node's allocatable resources: capacity less the reservations
+// (nodestatus.MachineInfo, GetNodeAllocatableReservation), of which the
+// defaults have only the hard eviction thresholds memory.available<100Mi
+// and nodefs.available<10%. So: every CPU, the memory less 100Mi, and the
+// filesystem of --root (the kubelet's root directory) less 10%. The downward
+// API gives these for a container's missing limits (kubelet_resources.go
+// defaultPodLimitsForDownwardAPI).
+func nodeAllocatable(root string) corev1.ResourceList {
+	out := corev1.ResourceList{
+		corev1.ResourceCPU: *resource.NewQuantity(int64(goruntime.NumCPU()), resource.DecimalSI),
+	}
+	var si unix.Sysinfo_t
+	if err := unix.Sysinfo(&si); err == nil {
+		mem := int64(si.Totalram)*int64(si.Unit) - 100<<20
+		out[corev1.ResourceMemory] = *resource.NewQuantity(max(mem, 0), resource.BinarySI)
+	}
+	var st unix.Statfs_t
+	if err := unix.Statfs(root, &st); err == nil {
+		capacity := int64(st.Blocks) * int64(st.Bsize)
+		out[corev1.ResourceEphemeralStorage] = *resource.NewQuantity(capacity-int64(float64(capacity)*0.1), resource.BinarySI)
+	}
+	return out
 }
 
 // teardownSandbox releases everything a pod holds on the host: containers and

@@ -25,6 +25,8 @@ type Settings struct {
 	// SyncFrequency is how often the supervisor refreshes configMap and
 	// secret volumes from the store (the kubelet's --sync-frequency).
 	SyncFrequency metav1.Duration `json:"syncFrequency"`
+	// AllowedUnsafeSysctls is the kubelet's --allowed-unsafe-sysctls at apply.
+	AllowedUnsafeSysctls []string `json:"allowedUnsafeSysctls,omitempty"`
 }
 
 // DefaultSyncFrequency is the kubelet's --sync-frequency.

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"golang.org/x/sys/unix"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -44,14 +45,25 @@ type ApplyResult struct {
 
 // appliedHash identifies what was applied, so that applying the same manifest
 // twice is a no-op as with kubectl.
-func appliedHash(plan *podspec.Plan) string {
+func appliedHash(plan *podspec.Plan, settings store.Settings) string {
 	h := sha256.New()
 	spec := plan.Pod.DeepCopy()
 	spec.UID, spec.CreationTimestamp, spec.Status = "", metav1.Time{}, corev1.PodStatus{}
 	// Only the pod: its ConfigMaps and Secrets are objects of their own, and
 	// changing one configures it without changing the pod (kubectl apply).
 	_ = json.NewEncoder(h).Encode(spec)
+	if len(settings.AllowedUnsafeSysctls) > 0 {
+		// The node's settings are part of how the pod was applied.
+		_ = json.NewEncoder(h).Encode(settings.AllowedUnsafeSysctls)
+	}
 	return hex.EncodeToString(h.Sum(nil))
+}
+
+// SysctlAllowlist is the kubelet's sysctl admission on this host's kernel.
+func SysctlAllowlist(allowedUnsafe []string) (*podspec.SysctlAllowlist, error) {
+	var uts unix.Utsname
+	_ = unix.Uname(&uts)
+	return podspec.NewSysctlAllowlist(unix.ByteSliceToString(uts.Release[:]), allowedUnsafe)
 }
 
 // CheckImages fails when a container's image must come from the local store
@@ -95,7 +107,7 @@ func Apply(l store.Layout, plan *podspec.Plan, opts ApplyOptions) (*ApplyResult,
 	}
 	defer lock.Unlock()
 	store.RemoveStaleCreations(l, 10*time.Minute)
-	hash := appliedHash(plan)
+	hash := appliedHash(plan, opts.Settings)
 	action := "created"
 	if old, err := store.FindPod(l, plan.Pod.Namespace, plan.Pod.Name); err == nil {
 		prev, _ := os.ReadFile(old.Paths.AppliedFile())
@@ -139,6 +151,20 @@ func Apply(l store.Layout, plan *podspec.Plan, opts ApplyOptions) (*ApplyResult,
 		pod.Spec.NodeName, _ = os.Hostname()
 	}
 	pod.Status = initialStatus(pod, now)
+	// The kubelet's admission: a pod asking for sysctls that are neither safe
+	// nor allowed is rejected before anything of it runs (kubelet rejectPod).
+	allow, err := SysctlAllowlist(opts.Settings.AllowedUnsafeSysctls)
+	if err != nil {
+		return nil, errdefs.Invalid(fmt.Errorf("--allowed-unsafe-sysctls: %w", err))
+	}
+	rejected, admitted := allow.Admit(pod)
+	if !admitted {
+		pod.Status = corev1.PodStatus{
+			Phase: corev1.PodFailed, Reason: podspec.ReasonSysctlForbidden, Message: "Pod was rejected: " + rejected,
+			QOSClass: plan.QOS, StartTime: &now,
+			Conditions: []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: now}},
+		}
+	}
 	objs := &store.Objects{}
 	for _, cm := range plan.ConfigMaps {
 		objs.ConfigMaps = append(objs.ConfigMaps, cm)
@@ -149,6 +175,10 @@ func Apply(l store.Layout, plan *podspec.Plan, opts ApplyOptions) (*ApplyResult,
 	rec, err := store.CreateRecord(l, pod, objs, opts.Settings, hash)
 	if err != nil {
 		return nil, err
+	}
+	if !admitted {
+		store.NewEventLog(rec.Paths.EventsFile(), time.Now).Add("Warning", podspec.ReasonSysctlForbidden, "", "%s", rejected)
+		return &ApplyResult{Record: rec, Action: action}, nil
 	}
 	if err := startSupervisor(l, rec, opts); err != nil {
 		_ = removePod(l, rec)

@@ -1,6 +1,7 @@
 package supervisor
 
 import (
+	"github.com/podrun/podrun/store"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -19,7 +20,7 @@ func TestAppliedHash(t *testing.T) {
 			ConfigMaps: map[string]*corev1.ConfigMap{"cfg": {Data: map[string]string{"k": "1"}}},
 		}
 	}
-	h := appliedHash(base())
+	h := appliedHash(base(), store.Settings{})
 	for _, tc := range []struct {
 		name   string
 		change func(p *podspec.Plan)
@@ -35,7 +36,7 @@ func TestAppliedHash(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			p := base()
 			tc.change(p)
-			if got := appliedHash(p) == h; got != tc.same {
+			if got := appliedHash(p, store.Settings{}) == h; got != tc.same {
 				t.Errorf("same hash = %v, want %v", got, tc.same)
 			}
 		})

@@ -28,6 +28,13 @@ const (
 	deadlineMessage  = "Pod was active on the node longer than the specified deadline"
 )
 
+// sidecarSettle bounds how long the next container waits for a started
+// sidecar that writes nothing: the kubelet starts the next container on the
+// pod sync after the one that started the sidecar, once its PLEG relist (every
+// second) has seen the sidecar running, so the sidecar's first output comes
+// first. podrun moves on at that first output, at the latest after one relist.
+const sidecarSettle = time.Second
+
 // containerRunner creates and starts containers inside the pod's sandbox.
 type containerRunner interface {
 	// Start starts one run of c; restartCount numbers the run (0 = first).
@@ -61,9 +68,26 @@ type ctr struct {
 	pullFailedAt time.Time
 	// wakeAt asks for a sync then (a backoff that ends, a state to show).
 	wakeAt time.Time
-	// killAt is when a stopping container gets SIGKILL.
+	// output: the current run has written output (a sidecar's start settles).
+	output bool
+	// A stopping container goes through the kubelet's killContainer:
+	// its preStop hook, then (a sidecar stopped with its pod) its turn, then
+	// its stop signal; stopGrace is what is left of its grace period in
+	// whole seconds, phaseAt when the current phase began.
+	stopPhase int
+	stopGrace int64
+	phaseAt   time.Time
+	ordered   bool
+	// killAt is when a stopping container gets SIGKILL (once signalled).
 	killAt time.Time
 }
+
+// The phases of stopping a container (kuberuntime_container.go killContainer).
+const (
+	stopHook      = iota + 1 // the preStop hook runs, for at most stopGrace
+	stopTurn                 // a sidecar waits for its turn (kuberuntime_termination_order.go)
+	stopSignalled            // the stop signal is sent; SIGKILL at killAt
+)
 
 func (c *ctr) active() bool { return c.handle != nil || c.starting }
 
@@ -85,6 +109,9 @@ type message struct {
 	// hookDone: the postStart hook returned (hookErr says how).
 	hookDone bool
 	hookErr  string
+	// preStopDone: the preStop hook returned; output: the run wrote output.
+	preStopDone bool
+	output      bool
 }
 
 // podState is the pod's lifecycle as the supervisor drives it.
@@ -263,7 +290,10 @@ func (m *machine) backoffKey(c *ctr) string {
 func (m *machine) sync() {
 	now := m.clock.Now()
 	for _, c := range append(append([]*ctr{}, m.inits...), m.apps...) {
-		if c.stopping && c.handle != nil && !c.killAt.After(now) {
+		if c.stopping && c.handle != nil {
+			m.advanceStop(c, now)
+		}
+		if c.stopping && c.handle != nil && c.stopPhase == stopSignalled && !c.killAt.After(now) {
 			_ = c.handle.Signal(syscall.SIGKILL)
 			c.killAt = now.Add(time.Hour) // once
 		}
@@ -300,10 +330,10 @@ func (m *machine) syncInit() {
 		}
 		if c.sidecar {
 			if c.handle != nil {
-				if c.status.Started != nil && *c.status.Started && !c.postStartPending {
+				if c.status.Started != nil && *c.status.Started && !c.postStartPending && m.sidecarSettled(c) {
 					continue
 				}
-				return // waiting for its startup probe
+				return // waiting for its startup probe, its postStart hook or its first output
 			}
 			m.startWithBackoff(c)
 			return
@@ -324,6 +354,28 @@ func (m *machine) syncInit() {
 		return
 	}
 	m.initialized = true
+}
+
+// sidecarSettled: the next container may start after sidecar c. The kubelet
+// starts it on the pod sync after the one that started the sidecar, once its
+// PLEG has seen the sidecar running, so what the sidecar writes first comes
+// before anything the next container writes. podrun moves on at the sidecar's
+// first output (or one relist later when it writes nothing); a startup
+// probe that has passed is the sidecar's own word that it has started.
+func (m *machine) sidecarSettled(c *ctr) bool {
+	if c.output || c.spec.StartupProbe != nil {
+		return true
+	}
+	r := c.status.State.Running
+	if r == nil {
+		return true
+	}
+	at := r.StartedAt.Add(sidecarSettle)
+	if m.clock.Now().Before(at) {
+		c.wakeAt = at
+		return false
+	}
+	return true
 }
 
 // shouldRestart is the kubelet's ShouldContainerBeRestarted for an app container that has run.
@@ -364,18 +416,25 @@ func (m *machine) syncApps() {
 		}
 		return
 	}
+	// The kubelet starts containers one after another in spec order, each
+	// start returning once its postStart hook has (kuberuntime_container.go
+	// startContainer, SyncPod). podrun starts them together, except that a
+	// container waits for the postStart hooks of the containers before it.
+	hookBefore := false
 	for _, c := range m.inits {
-		if c.sidecar && !c.active() && !c.stopping {
-			m.startWithBackoff(c)
-		}
-	}
-	for _, c := range m.apps {
-		if c.active() || c.stopping {
+		if !c.sidecar {
 			continue
 		}
-		if !c.ran || m.shouldRestart(c) {
+		if !hookBefore && !c.active() && !c.stopping {
 			m.startWithBackoff(c)
 		}
+		hookBefore = hookBefore || c.postStartPending
+	}
+	for _, c := range m.apps {
+		if !hookBefore && !c.active() && !c.stopping && (!c.ran || m.shouldRestart(c)) {
+			m.startWithBackoff(c)
+		}
+		hookBefore = hookBefore || c.postStartPending
 	}
 }
 
@@ -403,17 +462,15 @@ func (m *machine) beginTermination(grace time.Duration) {
 	if m.state == stateDone {
 		return
 	}
-	if grace > 0 && grace < minimumGracePeriod {
-		grace = minimumGracePeriod
-	}
-	end := m.clock.Now().Add(grace)
+	now := m.clock.Now()
+	end := now.Add(grace)
 	if m.state != stateTerminating || end.Before(m.graceEnd) {
 		m.graceEnd = end
 	}
 	m.state = stateTerminating
 	for _, c := range append(append([]*ctr{}, m.inits...), m.apps...) {
-		if c.stopping && c.killAt.After(m.graceEnd) {
-			c.killAt = m.graceEnd
+		if c.stopping && c.handle != nil {
+			m.shortenStop(c, now, m.graceEnd.Sub(now)) // a second delete may shorten the grace period
 		}
 		// Readiness keeps running while a container stops; liveness and startup do not.
 		if c.probes != nil {
@@ -422,26 +479,18 @@ func (m *machine) beginTermination(grace time.Duration) {
 	}
 }
 
-// syncTermination stops app containers (and a running init container) first,
-// all at once, then the sidecars one by one in reverse order, each within
-// what is left of the grace period (kuberuntime_termination_order.go).
+// syncTermination stops every container at once, as the kubelet's
+// killContainersWithSyncResult does: each runs its preStop hook right away;
+// sidecars then wait for their turn (every app container, then the next
+// sidecar, has exited: kuberuntime_termination_order.go) before their stop
+// signal, so they are signalled in reverse order.
 func (m *machine) syncTermination() {
 	busy := false
-	for _, c := range m.apps {
+	for _, c := range append(append([]*ctr{}, m.inits...), m.apps...) {
 		busy = m.stop(c) || busy
-	}
-	for _, c := range m.inits {
-		if !c.sidecar {
-			busy = m.stop(c) || busy
-		}
 	}
 	if busy {
 		return
-	}
-	for i := len(m.inits) - 1; i >= 0; i-- {
-		if c := m.inits[i]; c.sidecar && m.stop(c) {
-			return
-		}
 	}
 	if m.restarting && !m.deleting && !m.terminal {
 		m.rerun()
@@ -474,7 +523,8 @@ func (m *machine) rerun() {
 	m.sync()
 }
 
-// stop asks a container to stop and reports whether it is still active.
+// stop asks a container to stop within what is left of the pod's grace
+// period and reports whether it is still active.
 func (m *machine) stop(c *ctr) bool {
 	if c.starting {
 		return true // stopped once its start has returned
@@ -484,8 +534,8 @@ func (m *machine) stop(c *ctr) bool {
 	}
 	if !c.stopping {
 		m.events.add("Normal", "Killing", m.object(c), "Stopping container %s", c.spec.Name)
+		m.stopContainer(c, m.graceEnd.Sub(m.clock.Now()), c.sidecar)
 	}
-	m.stopContainer(c, m.graceEnd)
 	return true
 }
 
@@ -551,6 +601,8 @@ func (m *machine) start(c *ctr) {
 	run := c.run
 	postStart := c.spec.Lifecycle != nil && c.spec.Lifecycle.PostStart != nil
 	c.postStartPending = postStart
+	c.output = false
+	sidecar := c.sidecar
 	// The status's restart count moves when the new run exists (handle).
 	go func() {
 		h, err := m.runner.Start(m.ctx, c.spec, restartCount)
@@ -564,6 +616,15 @@ func (m *machine) start(c *ctr) {
 			close(exited)
 			m.post(message{c: c, run: run, exit: &res})
 		}()
+		if sidecar {
+			go func() {
+				select {
+				case <-h.Output():
+					m.post(message{c: c, run: run, output: true})
+				case <-exited:
+				}
+			}()
+		}
 		if postStart {
 			// The kubelet runs postStart right after the start; it ends with the container.
 			ctx, cancel := context.WithCancel(context.Background())
@@ -600,18 +661,25 @@ func (m *machine) target(c *ctr, h containerHandle) probe.Target {
 func (m *machine) handle(msg message) {
 	c := msg.c
 	now := m.clock.Now()
-	if msg.run != c.run && (msg.probe != nil || msg.hookDone) {
+	if msg.run != c.run && (msg.probe != nil || msg.hookDone || msg.preStopDone || msg.output) {
 		return // about a run that has ended
 	}
 	switch {
 	case msg.probe != nil:
 		m.handleProbe(c, msg.probe)
+	case msg.output:
+		c.output = true
+	case msg.preStopDone:
+		if c.stopping && c.stopPhase == stopHook {
+			m.endPreStop(c, now)
+			m.advanceStop(c, now)
+		}
 	case msg.hookDone:
 		c.postStartPending = false
 		if msg.hookErr != "" && c.handle != nil {
 			m.events.add("Warning", "FailedPostStartHook", m.object(c), "%s", msg.hookErr)
 			m.events.add("Normal", "Killing", m.object(c), "FailedPostStartHook")
-			m.stopContainer(c, now.Add(m.gracePeriod))
+			m.stopContainer(c, m.gracePeriod, false)
 		}
 	case msg.exit != nil:
 		if c.probes != nil {
@@ -621,6 +689,7 @@ func (m *machine) handle(msg message) {
 		c.postStartPending = false
 		c.handle = nil
 		c.stopping = false
+		c.stopPhase = 0
 		c.ran = true
 		x := msg.exit
 		t := &corev1.ContainerStateTerminated{
@@ -638,6 +707,7 @@ func (m *machine) handle(msg message) {
 		c.status.Started = &f
 	case msg.err != nil:
 		c.starting = false
+		c.postStartPending = false
 		var se *startError
 		if e, ok := msg.err.(*startError); ok {
 			se = e
@@ -727,44 +797,55 @@ func (m *machine) handleProbe(c *ctr, u *probe.Update) {
 			grace = time.Duration(*g) * time.Second
 		}
 		m.events.add("Normal", "Killing", m.object(c), "Container %s failed %s probe, will be restarted", c.spec.Name, strings.ToLower(string(u.Kind)))
-		m.stopContainer(c, m.clock.Now().Add(grace))
+		m.stopContainer(c, grace, false)
 		return
 	}
 	m.refreshProbeStatus(c)
 }
 
-// stopContainer stops one container: its preStop hook, then its stop signal,
-// then SIGKILL at killAt (the kubelet's killContainer).
-func (m *machine) stopContainer(c *ctr, killAt time.Time) {
+// stopContainer stops one container as the kubelet's killContainer does,
+// with a grace period of grace: its preStop hook runs for at most the grace
+// period and what it took comes off it; a sidecar stopped with its pod
+// (ordered) then waits for its turn for at most what is left; then the stop
+// signal, and SIGKILL after what is left but never less than 2 seconds
+// (minimumGracePeriodInSeconds), even when the hook or the wait used it all.
+// A grace period of 0 (delete --force) kills at once. A container already
+// stopping only has its deadlines brought forward.
+func (m *machine) stopContainer(c *ctr, grace time.Duration, ordered bool) {
 	if c.handle == nil {
 		return
 	}
+	now := m.clock.Now()
 	if c.stopping {
-		if killAt.Before(c.killAt) {
-			c.killAt = killAt
-		}
+		m.shortenStop(c, now, grace)
 		return
 	}
 	c.stopping = true
-	c.killAt = killAt
+	c.ordered = ordered
 	h := c.handle
-	if !killAt.After(m.clock.Now()) {
+	if grace <= 0 {
+		c.stopPhase, c.phaseAt, c.killAt = stopSignalled, now, now.Add(time.Hour) // killed once
 		_ = h.Signal(syscall.SIGKILL)
 		return
 	}
-	sig := m.runner.StopSignal(c.spec)
+	c.stopGrace = int64((grace + time.Second - 1) / time.Second) // what is left of the pod's whole seconds
+	c.phaseAt = now
 	var preStop *corev1.LifecycleHandler
 	if c.spec.Lifecycle != nil {
 		preStop = c.spec.Lifecycle.PreStop
 	}
-	if preStop == nil {
-		_ = h.Signal(sig)
+	if preStop == nil || c.stopGrace <= 0 {
+		c.stopPhase = stopTurn
+		m.advanceStop(c, now)
 		return
 	}
+	c.stopPhase = stopHook
 	target := m.target(c, h)
+	run := c.run
+	budget := time.Duration(c.stopGrace) * time.Second
 	go func() {
-		// The hook has the grace period; whatever it leaves is the signal's.
-		ctx, cancel := context.WithDeadline(context.Background(), killAt)
+		// The hook has the grace period (executePreStopHook).
+		ctx, cancel := context.WithTimeout(context.Background(), budget)
 		msg, err := probe.RunHandler(ctx, preStop, target)
 		cancel()
 		if err != nil {
@@ -773,8 +854,98 @@ func (m *machine) stopContainer(c *ctr, killAt time.Time) {
 			}
 			m.events.add("Warning", "FailedPreStopHook", m.object(c), "%s", msg)
 		}
-		_ = h.Signal(sig)
+		m.post(message{c: c, run: run, preStopDone: true})
 	}()
+}
+
+// endPreStop takes the time the preStop hook took, in whole seconds as the
+// kubelet counts it, off the container's grace period.
+func (m *machine) endPreStop(c *ctr, now time.Time) {
+	c.stopGrace -= int64(now.Sub(c.phaseAt) / time.Second)
+	c.stopPhase, c.phaseAt = stopTurn, now
+}
+
+// advanceStop moves a stopping container on when its phase has ended: a
+// preStop hook that ran out of time, a sidecar whose turn has come (or that
+// waited out its grace period); then it sends the stop signal.
+func (m *machine) advanceStop(c *ctr, now time.Time) {
+	if c.stopPhase == stopHook {
+		if now.Before(c.phaseAt.Add(time.Duration(c.stopGrace) * time.Second)) {
+			return
+		}
+		m.endPreStop(c, now) // the hook ran out of time; it gets no more
+	}
+	if c.stopPhase != stopTurn {
+		return
+	}
+	if c.ordered && c.stopGrace > 0 {
+		if !m.turnCame(c) && now.Before(c.phaseAt.Add(time.Duration(c.stopGrace)*time.Second)) {
+			return
+		}
+		// waitForTurn's seconds, truncated.
+		c.stopGrace -= int64(now.Sub(c.phaseAt) / time.Second)
+	}
+	grace := time.Duration(max(c.stopGrace, int64(minimumGracePeriod/time.Second))) * time.Second
+	c.stopPhase, c.phaseAt, c.killAt = stopSignalled, now, now.Add(grace)
+	_ = c.handle.Signal(m.runner.StopSignal(c.spec))
+}
+
+// turnCame is the kubelet's terminationOrdering for sidecar c: every app
+// container has exited, and so has the next sidecar in spec order.
+func (m *machine) turnCame(c *ctr) bool {
+	for _, a := range m.apps {
+		if a.active() {
+			return false
+		}
+	}
+	after := false
+	for _, x := range m.inits {
+		if x == c {
+			after = true
+			continue
+		}
+		if after && x.sidecar {
+			return !x.active()
+		}
+	}
+	return true
+}
+
+// shortenStop applies a shorter grace period to a container already stopping
+// (a second delete): its phases end by then, and a container already
+// signalled is killed by then, but never sooner than 2 seconds after its
+// signal. A grace period of 0 kills at once.
+func (m *machine) shortenStop(c *ctr, now time.Time, grace time.Duration) {
+	if grace <= 0 {
+		c.stopPhase, c.phaseAt, c.killAt = stopSignalled, now, now.Add(time.Hour) // killed once
+		_ = c.handle.Signal(syscall.SIGKILL)
+		return
+	}
+	end := now.Add(grace)
+	switch c.stopPhase {
+	case stopHook, stopTurn:
+		if left := end.Sub(c.phaseAt); left < time.Duration(c.stopGrace)*time.Second {
+			c.stopGrace = max(int64(left/time.Second), 0)
+		}
+	case stopSignalled:
+		if at := c.phaseAt.Add(minimumGracePeriod); end.Before(at) {
+			end = at
+		}
+		if end.Before(c.killAt) {
+			c.killAt = end
+		}
+	}
+}
+
+// stopDeadline is when a stopping container's current phase ends at the latest.
+func (c *ctr) stopDeadline() time.Time {
+	switch c.stopPhase {
+	case stopHook, stopTurn:
+		return c.phaseAt.Add(time.Duration(c.stopGrace) * time.Second)
+	case stopSignalled:
+		return c.killAt
+	}
+	return time.Time{}
 }
 
 // nextWakeup is the earliest time the machine has something to do without a message.
@@ -792,7 +963,7 @@ func (m *machine) nextWakeup() time.Time {
 	}
 	for _, c := range append(append([]*ctr{}, m.inits...), m.apps...) {
 		if c.stopping {
-			consider(c.killAt)
+			consider(c.stopDeadline())
 		}
 		consider(c.retryAt)
 		consider(c.wakeAt)

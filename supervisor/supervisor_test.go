@@ -27,6 +27,13 @@ type fakeRunner struct {
 	n       int
 	// execCode is what exec probes and hooks in a container exit with.
 	execCode map[string]int
+	// execs lists "name:command" of every exec; a command "block" runs
+	// until its context ends.
+	execs []string
+	// silent containers write no output.
+	silent map[string]bool
+	// gate holds execs of the command "gate" until it is closed.
+	gate chan struct{}
 }
 
 type fakeHandle struct {
@@ -37,10 +44,11 @@ type fakeHandle struct {
 	exitc   chan int32
 	once    sync.Once
 	sigterm bool // exits on SIGTERM
+	output  chan struct{}
 }
 
 func newFakeRunner(clk *clocktesting.FakeClock) *fakeRunner {
-	return &fakeRunner{clock: clk, running: map[string]*fakeHandle{}, failing: map[string]error{}, execCode: map[string]int{}}
+	return &fakeRunner{clock: clk, running: map[string]*fakeHandle{}, failing: map[string]error{}, execCode: map[string]int{}, silent: map[string]bool{}, gate: make(chan struct{})}
 }
 
 func (r *fakeRunner) Start(_ context.Context, c *corev1.Container, restartCount int32) (containerHandle, error) {
@@ -51,7 +59,10 @@ func (r *fakeRunner) Start(_ context.Context, c *corev1.Container, restartCount 
 		return nil, err
 	}
 	r.n++
-	h := &fakeHandle{r: r, name: c.Name, id: fmt.Sprintf("id%d", r.n), start: r.clock.Now(), exitc: make(chan int32, 1), sigterm: true}
+	h := &fakeHandle{r: r, name: c.Name, id: fmt.Sprintf("id%d", r.n), start: r.clock.Now(), exitc: make(chan int32, 1), sigterm: true, output: make(chan struct{})}
+	if !r.silent[c.Name] {
+		close(h.output)
+	}
 	r.running[c.Name] = h
 	return h, nil
 }
@@ -62,10 +73,31 @@ func (h *fakeHandle) ID() string { return h.id }
 
 func (h *fakeHandle) Image() (string, string) { return "docker.io/library/busybox:1.28", "sha256:0" }
 
-func (h *fakeHandle) Exec(_ context.Context, cmd []string) (int, []byte, error) {
+func (h *fakeHandle) Exec(ctx context.Context, cmd []string) (int, []byte, error) {
 	h.r.mu.Lock()
-	defer h.r.mu.Unlock()
-	return h.r.execCode[h.name], []byte("exec " + strings.Join(cmd, " ")), nil
+	h.r.execs = append(h.r.execs, h.name+":"+strings.Join(cmd, " "))
+	code := h.r.execCode[h.name]
+	h.r.mu.Unlock()
+	if len(cmd) > 0 && cmd[0] == "block" {
+		<-ctx.Done()
+		return 137, nil, ctx.Err()
+	}
+	if len(cmd) > 0 && cmd[0] == "gate" {
+		select {
+		case <-h.r.gate:
+		case <-ctx.Done():
+			return 137, nil, ctx.Err()
+		}
+	}
+	return code, []byte("exec " + strings.Join(cmd, " ")), nil
+}
+
+func (h *fakeHandle) Output() <-chan struct{} { return h.output }
+
+func (r *fakeRunner) execLog() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.execs...)
 }
 
 func (r *fakeRunner) setExit(name string, code int) {
@@ -425,9 +457,12 @@ func TestDeleteStopsAppsThenSidecarsAndKillsAfterGrace(t *testing.T) {
 	if got := h.r.sent(); !slices.Equal(got, []string{"app:15"}) {
 		t.Fatalf("signals %v, want only the app asked to stop first", got)
 	}
+	// At the end of the grace period the app is killed and the sidecar, whose
+	// wait for its turn has used the grace period, still gets its stop signal
+	// and 2 seconds (killContainer's minimumGracePeriodInSeconds).
 	h.step(5 * time.Second)
-	if got := h.r.sent(); !slices.Equal(got, []string{"app:15", "app:9", "side:9"}) {
-		t.Fatalf("signals %v, want SIGKILL after the grace period, then the sidecar", got)
+	if got := h.r.sent(); !slices.Equal(got, []string{"app:15", "side:15", "app:9"}) {
+		t.Fatalf("signals %v, want SIGKILL for the app and SIGTERM for the sidecar after the grace period", got)
 	}
 	if h.m.state != stateDone {
 		t.Fatal("machine not done after deletion")
@@ -648,5 +683,162 @@ func TestRestoreRunsAnAlwaysPodAgainAndFailsANeverPod(t *testing.T) {
 				t.Fatalf("app %+v", app)
 			}
 		})
+	}
+}
+
+func hook(cmd ...string) *corev1.LifecycleHandler {
+	return &corev1.LifecycleHandler{Exec: &corev1.ExecAction{Command: cmd}}
+}
+
+func TestPostStartHookHoldsOnlyTheContainersAfterIt(t *testing.T) {
+	pod := testPod(corev1.RestartPolicyAlways, nil, []string{"app0", "proxy", "app2", "app3"})
+	pod.Spec.Containers[1].Lifecycle = &corev1.Lifecycle{PostStart: hook("gate")}
+	h := newHarness(t, pod)
+	if got := h.r.startOrder(); len(got) != 2 || !slices.Contains(got, "app0") || !slices.Contains(got, "proxy") {
+		t.Fatalf("started %v: app0 and proxy start together, the containers after proxy wait for its postStart hook", got)
+	}
+	close(h.r.gate)
+	h.settle()
+	if got := h.r.startOrder(); len(got) != 4 || !slices.Contains(got[2:], "app2") || !slices.Contains(got[2:], "app3") {
+		t.Fatalf("started %v, want app2 and app3 once the hook returned", got)
+	}
+}
+
+func TestPostStartHookOfARestartedSidecarHoldsTheApps(t *testing.T) {
+	pod := testPod(corev1.RestartPolicyNever, []string{"side"}, []string{"app"})
+	sidecar(pod, 0)
+	pod.Spec.InitContainers[0].Lifecycle = &corev1.Lifecycle{PostStart: hook("gate")}
+	h := newHarness(t, pod)
+	if got := h.r.startOrder(); !slices.Equal(got, []string{"side"}) {
+		t.Fatalf("started %v: the app waits for the sidecar's postStart hook", got)
+	}
+	close(h.r.gate)
+	h.settle()
+	if got := h.r.startOrder(); !slices.Equal(got, []string{"side", "app"}) {
+		t.Fatalf("started %v", got)
+	}
+}
+
+func TestSilentSidecarLetsTheNextContainerStartSoon(t *testing.T) {
+	pod := testPod(corev1.RestartPolicyAlways, []string{"side", "init"}, []string{"app"})
+	sidecar(pod, 0)
+	h := newHarnessWith(t, pod, func(r *fakeRunner) { r.silent["side"] = true })
+	if got := h.r.startOrder(); !slices.Equal(got, []string{"side"}) {
+		t.Fatalf("started %v: the next container waits for the sidecar's first output", got)
+	}
+	h.step(sidecarSettle)
+	if got := h.r.startOrder(); !slices.Equal(got, []string{"side", "init"}) {
+		t.Fatalf("started %v, want init once the sidecar settled", got)
+	}
+}
+
+func TestSidecarPreStopHooksRunAtOnceAndSignalsInReverse(t *testing.T) {
+	pod := testPod(corev1.RestartPolicyNever, []string{"side1", "side2"}, []string{"app"})
+	sidecar(pod, 0)
+	sidecar(pod, 1)
+	for i := range pod.Spec.InitContainers {
+		pod.Spec.InitContainers[i].Lifecycle = &corev1.Lifecycle{PreStop: hook("block")}
+	}
+	grace := int64(10)
+	pod.Spec.TerminationGracePeriodSeconds = &grace
+	h := newHarness(t, pod)
+	h.exit("app", 0)
+	waitFor(t, func() bool { return len(h.r.execLog()) == 2 })
+	if got := h.r.execLog(); !slices.Contains(got, "side1:block") || !slices.Contains(got, "side2:block") {
+		t.Fatalf("execs %v: every sidecar's preStop hook must start at once", got)
+	}
+	if got := h.r.sent(); len(got) != 0 {
+		t.Fatalf("signals %v while the hooks run", got)
+	}
+	// The hooks use the whole grace period; then each sidecar still gets its
+	// stop signal and 2 seconds.
+	h.r.handle(t, "side1").sigterm = false
+	h.r.handle(t, "side2").sigterm = false
+	h.step(10 * time.Second)
+	if got := h.r.sent(); !slices.Contains(got, "side1:15") || !slices.Contains(got, "side2:15") || len(got) != 2 {
+		t.Fatalf("signals %v, want SIGTERM for both sidecars when their hooks ran out of time", got)
+	}
+	h.step(1900 * time.Millisecond)
+	if got := h.r.sent(); len(got) != 2 {
+		t.Fatalf("signals %v: SIGKILL before the 2-second minimum", got)
+	}
+	h.step(100 * time.Millisecond)
+	if got := h.r.sent(); !slices.Contains(got, "side1:9") || !slices.Contains(got, "side2:9") {
+		t.Fatalf("signals %v, want SIGKILL 2 seconds after the signal", got)
+	}
+	if h.status.Phase != corev1.PodSucceeded || h.m.state != stateDone {
+		t.Fatalf("phase %s state %d", h.status.Phase, h.m.state)
+	}
+}
+
+func TestSidecarsWaitForTheNextSidecarAfterTheirHooks(t *testing.T) {
+	pod := testPod(corev1.RestartPolicyNever, []string{"side1", "side2"}, []string{"app"})
+	sidecar(pod, 0)
+	sidecar(pod, 1)
+	for i := range pod.Spec.InitContainers {
+		pod.Spec.InitContainers[i].Lifecycle = &corev1.Lifecycle{PreStop: hook("drain")}
+	}
+	h := newHarness(t, pod)
+	h.r.handle(t, "side2").sigterm = false
+	h.exit("app", 0)
+	if got := h.r.execLog(); !slices.Contains(got, "side1:drain") || !slices.Contains(got, "side2:drain") {
+		t.Fatalf("execs %v: both preStop hooks run when the pod completes", got)
+	}
+	if got := h.r.sent(); !slices.Equal(got, []string{"side2:15"}) {
+		t.Fatalf("signals %v, want the last sidecar signalled first", got)
+	}
+	h.step(5 * time.Second)
+	if got := h.r.sent(); !slices.Equal(got, []string{"side2:15"}) {
+		t.Fatalf("signals %v: side1 must wait for side2 to exit", got)
+	}
+	h.exit("side2", 0)
+	if got := h.r.sent(); !slices.Equal(got, []string{"side2:15", "side1:15"}) {
+		t.Fatalf("signals %v, want side1 signalled once side2 exited", got)
+	}
+}
+
+func TestMinimumGracePeriodAfterAPreStopHookThatUsedItAll(t *testing.T) {
+	pod := testPod(corev1.RestartPolicyAlways, nil, []string{"app"})
+	pod.Spec.Containers[0].Lifecycle = &corev1.Lifecycle{PreStop: hook("block")}
+	h := newHarness(t, pod)
+	h.r.handle(t, "app").sigterm = false
+	h.m.requestDelete(3 * time.Second)
+	h.settle()
+	h.step(3 * time.Second)
+	if got := h.r.sent(); !slices.Equal(got, []string{"app:15"}) {
+		t.Fatalf("signals %v, want SIGTERM when the hook ran out of time", got)
+	}
+	h.step(1900 * time.Millisecond)
+	if got := h.r.sent(); !slices.Equal(got, []string{"app:15"}) {
+		t.Fatalf("signals %v: killed within the 2-second minimum", got)
+	}
+	h.step(100 * time.Millisecond)
+	if got := h.r.sent(); !slices.Equal(got, []string{"app:15", "app:9"}) {
+		t.Fatalf("signals %v, want SIGKILL 2 seconds after SIGTERM", got)
+	}
+}
+
+func TestForcedDeleteKillsAtOnce(t *testing.T) {
+	pod := testPod(corev1.RestartPolicyAlways, []string{"side"}, []string{"app"})
+	sidecar(pod, 0)
+	h := newHarness(t, pod)
+	h.m.requestDelete(0)
+	h.settle()
+	if got := h.r.sent(); !slices.Contains(got, "app:9") || !slices.Contains(got, "side:9") || len(got) != 2 {
+		t.Fatalf("signals %v, want SIGKILL for everything", got)
+	}
+	if h.m.state != stateDone {
+		t.Fatal("machine not done")
+	}
+}
+
+// waitFor polls cond for up to 2 seconds (work on other goroutines).
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	for i := 0; i < 200 && !cond(); i++ {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !cond() {
+		t.Fatal("condition not met")
 	}
 }

@@ -71,6 +71,10 @@ func runApply(c *cli.Context) error {
 			fmt.Fprintf(os.Stderr, "Warning: %s\n", w)
 		}
 	}
+	unsafeSysctls := c.StringSlice("allowed-unsafe-sysctls")
+	if _, err := supervisor.SysctlAllowlist(unsafeSysctls); err != nil {
+		return usageError("--allowed-unsafe-sysctls: %v", err)
+	}
 	if c.Bool("dry-run") {
 		for i, p := range plans {
 			if err := supervisor.CheckImages(l, p); err != nil {

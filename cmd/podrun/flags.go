@@ -26,6 +26,7 @@ func globalFlags() []cli.Flag {
 		&cli.DurationFlag{Name: "crashloop-backoff-max", Value: supervisor.DefaultBackoffMax, Usage: "the restart backoff cap (the kubelet's is 5m)"},
 		&cli.Int64Flag{Name: "pids-limit", Value: 0, Usage: "pids limit of each pod cgroup (0 = unlimited)"},
 		&cli.DurationFlag{Name: "sync-frequency", Value: store.DefaultSyncFrequency, Usage: "how often a running pod's configMap and secret volumes are refreshed (the kubelet's --sync-frequency)"},
+		&cli.StringSliceFlag{Name: "allowed-unsafe-sysctls", Usage: "the kubelet's flag: unsafe sysctls or patterns (ending in *) pods may set, comma-separated; others are rejected (SysctlForbidden)"},
 	}
 }
 
@@ -61,14 +62,15 @@ func namespace(c *cli.Context) string {
 // in its record, and later commands use those, not their own flags.
 func podSettings(c *cli.Context) store.Settings {
 	return store.Settings{
-		CgroupParent:   c.String("cgroup-parent"),
-		CgroupDriver:   c.String("cgroup-manager"),
-		Bridge:         c.String("bridge"),
-		Subnet:         c.String("subnet"),
-		BackoffInitial: metav1.Duration{Duration: c.Duration("crashloop-backoff-initial")},
-		BackoffMax:     metav1.Duration{Duration: c.Duration("crashloop-backoff-max")},
-		PidsLimit:      c.Int64("pids-limit"),
-		SyncFrequency:  metav1.Duration{Duration: c.Duration("sync-frequency")},
+		CgroupParent:         c.String("cgroup-parent"),
+		CgroupDriver:         c.String("cgroup-manager"),
+		Bridge:               c.String("bridge"),
+		Subnet:               c.String("subnet"),
+		BackoffInitial:       metav1.Duration{Duration: c.Duration("crashloop-backoff-initial")},
+		BackoffMax:           metav1.Duration{Duration: c.Duration("crashloop-backoff-max")},
+		PidsLimit:            c.Int64("pids-limit"),
+		SyncFrequency:        metav1.Duration{Duration: c.Duration("sync-frequency")},
+		AllowedUnsafeSysctls: c.StringSlice("allowed-unsafe-sysctls"),
 	}
 }
 
