@@ -43,6 +43,8 @@ type Origin struct {
 	Prefix string
 	// Job is the Job the pod was made from, nil for a Pod.
 	Job *batchv1.Job
+	// InitFromAnnotation names the pre-1.8 annotation that became spec.initContainers.
+	InitFromAnnotation string
 }
 
 // SourcePath turns a field path of the pod into the path the user wrote.
@@ -356,6 +358,9 @@ func (l *loader) decodeObject(js []byte, tree *posTree, d rawDoc, prefix string)
 	case *corev1.Pod:
 		prepareForCreate(&o.ObjectMeta)
 		o.Status = corev1.PodStatus{}
+		if !l.initAnnotations(o, &origin, d, tree) {
+			return
+		}
 		SetDefaults(o)
 		l.m.Pods = append(l.m.Pods, o)
 		l.m.Origins = append(l.m.Origins, origin)
@@ -366,6 +371,9 @@ func (l *loader) decodeObject(js []byte, tree *posTree, d rawDoc, prefix string)
 		}
 		o.Status = batchv1.JobStatus{}
 		pod := podFromJob(o)
+		if !l.initAnnotations(pod, &origin, d, tree) {
+			return
+		}
 		SetDefaults(pod)
 		origin.Job = o
 		l.m.Pods = append(l.m.Pods, pod)
@@ -381,6 +389,23 @@ func (l *loader) decodeObject(js []byte, tree *posTree, d rawDoc, prefix string)
 	default:
 		l.fail(d.index, line, 0, objPath, "kind %s is not supported", kind)
 	}
+}
+
+// initAnnotations turns the pre-1.8 init-container annotations into spec.initContainers;
+// false when the annotation's value is not a container list (an error is recorded).
+func (l *loader) initAnnotations(pod *corev1.Pod, origin *Origin, d rawDoc, tree *posTree) bool {
+	used, bad, msg := convertInitContainerAnnotations(pod.Annotations, &pod.Spec)
+	if bad != "" {
+		path := origin.SourcePath(bad)
+		ln, _ := tree.pos(path)
+		if ln == 0 {
+			ln = origin.Line
+		}
+		l.fail(d.index, ln, 0, path, "%s", msg)
+		return false
+	}
+	origin.InitFromAnnotation = used
+	return true
 }
 
 func (l *loader) decodeList(head map[string]json.RawMessage, tree *posTree, d rawDoc, prefix string) {
