@@ -51,6 +51,8 @@ type Origin struct {
 	Prefix string
 	// Job is the Job the pod was made from, nil for a Pod.
 	Job *batchv1.Job
+	// InitFromAnnotation names the pre-1.8 annotation that became spec.initContainers.
+	InitFromAnnotation string
 }
 
 // SourcePath turns a field path of the pod into the path the user wrote.
@@ -128,6 +130,8 @@ type loader struct {
 	m    *Manifest
 	docs int
 	errs ErrorList
+	// tree is the positions of the object being added, for errors found then.
+	tree *posTree
 }
 
 type rawDoc struct {
@@ -359,6 +363,7 @@ func (l *loader) decodeObject(js []byte, tree *posTree, d rawDoc, prefix string)
 		l.fail(d.index, line, 0, objPath, "kind %s is not supported", kind)
 		return
 	}
+	l.tree = tree
 	k.add(l, obj, origin)
 }
 
@@ -377,6 +382,9 @@ var kinds = map[string]kindInfo{
 		o := obj.(*corev1.Pod)
 		prepareForCreate(&o.ObjectMeta)
 		o.Status = corev1.PodStatus{}
+		if !l.initAnnotations(o, &origin) {
+			return
+		}
 		SetDefaults(o)
 		l.m.Pods = append(l.m.Pods, o)
 		l.m.Origins = append(l.m.Origins, origin)
@@ -389,6 +397,9 @@ var kinds = map[string]kindInfo{
 		}
 		o.Status = batchv1.JobStatus{}
 		pod := podFromJob(o)
+		if !l.initAnnotations(pod, &origin) {
+			return
+		}
 		SetDefaults(pod)
 		origin.Job = o
 		l.m.Pods = append(l.m.Pods, pod)
@@ -406,6 +417,23 @@ var kinds = map[string]kindInfo{
 		setSecretDefaults(o)
 		l.m.Secrets = append(l.m.Secrets, o)
 	}},
+}
+
+// initAnnotations turns the pre-1.8 init-container annotations into spec.initContainers;
+// false when the annotation's value is not a container list (an error is recorded).
+func (l *loader) initAnnotations(pod *corev1.Pod, origin *Origin) bool {
+	used, bad, msg := convertInitContainerAnnotations(pod.Annotations, &pod.Spec)
+	if bad != "" {
+		path := origin.SourcePath(bad)
+		ln, _ := l.tree.pos(path)
+		if ln == 0 {
+			ln = origin.Line
+		}
+		l.fail(origin.Doc, ln, 0, path, "%s", msg)
+		return false
+	}
+	origin.InitFromAnnotation = used
+	return true
 }
 
 func (l *loader) decodeList(head map[string]json.RawMessage, tree *posTree, d rawDoc, prefix string) {

@@ -125,6 +125,9 @@ func (m *Manifest) newPlan(pod *corev1.Pod, origin Origin) *Plan {
 			p.Secrets[s.Name] = s
 		}
 	}
+	if w, ok := initAnnotationWarning(pod, origin.InitFromAnnotation); ok {
+		p.Warnings = append(p.Warnings, origin.SourcePath(w.path)+": "+w.msg)
+	}
 	for _, w := range podWarnings(pod, origin.SourcePath) {
 		p.Warnings = append(p.Warnings, origin.SourcePath(w.path)+": "+w.msg)
 	}
