@@ -29,6 +29,7 @@ type Manifest struct {
 	Pods       []*corev1.Pod // decoded and DEFAULTED (not yet validated)
 	ConfigMaps []*corev1.ConfigMap
 	Secrets    []*corev1.Secret
+	Services   []*corev1.Service // decoded and defaulted (SetServiceDefaults)
 	// Origins[i] tells where Pods[i] came from, so that errors name the
 	// paths the user wrote (a Job's pod lives under spec.template).
 	Origins []Origin
@@ -300,7 +301,7 @@ func (l *loader) decodeObject(js []byte, tree *posTree, d rawDoc, prefix string)
 		l.fail(d.index, line, 0, objPath, "%s", strings.Join(missing, ", "))
 		return
 	}
-	want := map[string]string{"Pod": "v1", "ConfigMap": "v1", "Secret": "v1", "List": "v1", "Job": "batch/v1"}[kind]
+	want := map[string]string{"Pod": "v1", "ConfigMap": "v1", "Secret": "v1", "Service": "v1", "List": "v1", "Job": "batch/v1"}[kind]
 	if want == "" || (kind == "List" && prefix != "") {
 		ln, _ := tree.pos(prefix + "kind")
 		l.fail(d.index, ln, 0, prefix+"kind", "kind %s is not supported", kind)
@@ -339,6 +340,8 @@ func (l *loader) decodeObject(js []byte, tree *posTree, d rawDoc, prefix string)
 			typ = reflect.TypeOf(corev1.ConfigMap{})
 		case "Secret":
 			typ = reflect.TypeOf(corev1.Secret{})
+		case "Service":
+			typ = reflect.TypeOf(corev1.Service{})
 		case "Job":
 			typ = reflect.TypeOf(batchv1.Job{})
 		}
@@ -378,6 +381,10 @@ func (l *loader) decodeObject(js []byte, tree *posTree, d rawDoc, prefix string)
 		prepareForCreate(&o.ObjectMeta)
 		setSecretDefaults(o)
 		l.m.Secrets = append(l.m.Secrets, o)
+	case *corev1.Service:
+		prepareForCreate(&o.ObjectMeta)
+		SetServiceDefaults(o)
+		l.m.Services = append(l.m.Services, o)
 	default:
 		l.fail(d.index, line, 0, objPath, "kind %s is not supported", kind)
 	}
