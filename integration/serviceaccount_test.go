@@ -36,10 +36,10 @@ spec:
     image: busybox:1.28
     command: ['sh', '-c', 'ls /var/run/secrets/kubernetes.io/serviceaccount 2>&1 || true']
 `, "--wait")
-	if got := e.must("logs", "-n", "team-a", "sa", "-c", "init").stdout; got != "init in team-a\n" {
+	if got := e.must("-n", "team-a", "logs", "sa", "-c", "init").stdout; got != "init in team-a\n" {
 		t.Errorf("init container printed %q, want %q", got, "init in team-a\n")
 	}
-	if got, want := e.must("logs", "-n", "team-a", "sa", "-c", "app").stdout, "team-a\nnamespace\nread-only\n"; got != want {
+	if got, want := e.must("-n", "team-a", "logs", "sa", "-c", "app").stdout, "team-a\nnamespace\nread-only\n"; got != want {
 		t.Errorf("app printed %q, want %q", got, want)
 	}
 	if got := e.must("logs", "nosa").stdout; !strings.Contains(got, "No such file or directory") {
