@@ -330,3 +330,36 @@ func TestEnvVars(t *testing.T) {
 }
 
 func got2(svcs []*corev1.Service) map[string]string { return EnvVars("default", true, svcs) }
+
+func TestProxyPorts(t *testing.T) {
+	web := svc("web", func(s *corev1.Service) {
+		s.Spec.ClusterIP = "10.216.0.50"
+		s.Spec.Selector = map[string]string{"app": "web"}
+		s.Spec.Type = corev1.ServiceTypeNodePort
+		s.Spec.SessionAffinity = corev1.ServiceAffinityClientIP
+		s.Spec.Ports = []corev1.ServicePort{{Name: "http", Port: 80, NodePort: 30080, TargetPort: intstr.FromString("http")}}
+	})
+	headless := svc("db", func(s *corev1.Service) { s.Spec.ClusterIP = "None"; s.Spec.Selector = map[string]string{"app": "web"} })
+	now := metav1.Now()
+	pods := []*corev1.Pod{
+		pod("a", true, nil),
+		pod("bb", false, nil),
+	}
+	ports := ProxyPorts([]*corev1.Service{web, headless}, append(EndpointSlices(web, pods), EndpointSlices(headless, pods)...))
+	if len(ports) != 1 {
+		t.Fatalf("got %d ports, want the ClusterIP Service's only: %+v", len(ports), ports)
+	}
+	p := ports[0]
+	if p.ClusterIP != "10.216.0.50" || p.Port != 80 || p.NodePort != 30080 || p.AffinitySeconds != 10800 || p.Protocol != "TCP" ||
+		len(p.Endpoints) != 1 || p.Endpoints[0].IP != "10.215.0.2" || p.Endpoints[0].Port != 8080 {
+		t.Errorf("port %+v", p)
+	}
+	// Only terminating pods left: they still serve (CategorizeEndpoints).
+	pods = []*corev1.Pod{pod("a", true, func(p *corev1.Pod) { p.DeletionTimestamp = &now })}
+	if p := ProxyPorts([]*corev1.Service{web}, EndpointSlices(web, pods))[0]; len(p.Endpoints) != 1 {
+		t.Errorf("terminating fallback: %+v", p)
+	}
+	if p := ProxyPorts([]*corev1.Service{web}, nil)[0]; len(p.Endpoints) != 0 {
+		t.Errorf("no slices: %+v", p)
+	}
+}
