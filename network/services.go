@@ -9,6 +9,8 @@ import (
 	"os/exec"
 	"sort"
 	"strings"
+
+	"github.com/google/nftables"
 )
 
 // ServicePort is one port of one Service as the data plane needs it (what
@@ -42,13 +44,12 @@ type ServiceEndpoint struct {
 func (r resolved) servicesTable() string { return r.table + "-svc" }
 
 // SyncServices makes the kernel's Service rules match ports, as kube-proxy's
-// nftables mode does (pkg/proxy/nftables, syncProxyRules): the whole table
-// is written again in one nft transaction (the nft binary, as kube-proxy runs
-// it through knftables), so a sync is atomic and level-triggered; no ports
-// removes the table. The caller serialises syncs and computes ports from the
-// current objects under the same lock, so that an older view never replaces
-// a newer one. Session-affinity memory starts again at every sync (kube-proxy
-// updates in place and keeps it).
+// nftables mode does (pkg/proxy/nftables, syncProxyRules): every rule and map
+// of the table is written again in one nft transaction (the nft binary, as
+// kube-proxy runs it through knftables), so a sync is atomic and
+// level-triggered; no ports removes the table. The caller serialises syncs
+// and computes ports from the current objects under the same lock, so that
+// an older view never replaces a newer one.
 func SyncServices(ctx context.Context, cfg Config, ports []ServicePort) error {
 	r, err := cfg.resolve()
 	if err != nil {
@@ -65,7 +66,14 @@ func SyncServices(ctx context.Context, cfg Config, ports []ServicePort) error {
 	}
 	defer lk.unlock()
 
-	script := renderServices(r.servicesTable(), ports)
+	have, err := existingServiceObjects(r.servicesTable())
+	if err != nil {
+		return fmt.Errorf("syncing service rules: %w", err)
+	}
+	script := renderServices(r.servicesTable(), ports, have)
+	if script == "" {
+		return nil
+	}
 	if err := runNft(ctx, script); err != nil {
 		return fmt.Errorf("syncing service rules in table ip %s: %w", r.servicesTable(), err)
 	}
@@ -82,6 +90,39 @@ func SyncServices(ctx context.Context, cfg Config, ports []ServicePort) error {
 		}
 	}
 	return nil
+}
+
+// existingServiceObjects lists the chains and sets of the table.
+func existingServiceObjects(table string) (existingObjects, error) {
+	have := existingObjects{chains: map[string]bool{}, sets: map[string]bool{}}
+	c, err := newConn()
+	if err != nil {
+		return have, err
+	}
+	t, err := findTable(c, table)
+	if err != nil || t == nil {
+		return have, err
+	}
+	have.table = true
+	chains, err := c.ListChainsOfTableFamily(nftables.TableFamilyIPv4)
+	if err != nil {
+		return have, fmt.Errorf("listing nftables chains: %w", err)
+	}
+	for _, ch := range chains {
+		if ch.Table.Name == table {
+			have.chains[ch.Name] = true
+		}
+	}
+	sets, err := c.GetSets(t)
+	if err != nil {
+		return have, fmt.Errorf("listing nftables sets of table ip %s: %w", table, err)
+	}
+	for _, st := range sets {
+		if !st.Anonymous && !strings.HasPrefix(st.Name, "__") { // inline vmaps are anonymous sets
+			have.sets[st.Name] = true
+		}
+	}
+	return have, nil
 }
 
 // ServicesLeftovers names the Service table when it exists.

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/base32"
 	"fmt"
+	"sort"
 	"strings"
 )
 
@@ -58,17 +59,28 @@ func (p ServicePort) epChain(e ServiceEndpoint) string {
 	id := fmt.Sprintf("%s__%s/%d", p.id(), e.IP, e.Port)
 	return chainEpPrefix + hashName(id) + "-" + id
 }
+
+// affinitySet names the endpoint's affinity set; the timeout is part of the
+// name because a set's timeout cannot change in place.
 func (p ServicePort) affinitySet(e ServiceEndpoint) string {
-	return affinityPrefix + hashName(fmt.Sprintf("%s__%s/%d", p.id(), e.IP, e.Port))
+	return affinityPrefix + hashName(fmt.Sprintf("%s__%s/%d/%d", p.id(), e.IP, e.Port, p.AffinitySeconds))
 }
 
-// renderServices writes the nft script that replaces the table with the
-// rules for ports (or removes it when there are none).
-func renderServices(table string, ports []ServicePort) string {
+// existingObjects are the chains and sets the table holds before a sync.
+type existingObjects struct {
+	table        bool
+	chains, sets map[string]bool
+}
+
+// renderServices writes the nft script (one transaction) that makes the
+// table hold exactly the rules for ports, as kube-proxy's sync does: the
+// table, its base chains and maps are declared (a no-op when present), all
+// rules and map elements are flushed and written again, and chains and sets
+// that are no longer wanted are deleted. Base chains are never re-created,
+// which would wait for RCU grace periods, and affinity sets keep their
+// clients across syncs. With no ports the table is deleted.
+func renderServices(table string, ports []ServicePort, have existingObjects) string {
 	var b strings.Builder
-	// Create-then-delete makes the delete safe when the table is missing;
-	// the whole script is one transaction.
-	fmt.Fprintf(&b, "table ip %s\ndelete table ip %s\n", table, table)
 	var active []ServicePort
 	for _, p := range sortPorts(ports) {
 		if p.ClusterIP != "" {
@@ -76,11 +88,14 @@ func renderServices(table string, ports []ServicePort) string {
 		}
 	}
 	if len(active) == 0 {
+		if have.table {
+			fmt.Fprintf(&b, "delete table ip %s\n", table)
+		}
 		return b.String()
 	}
-	w := func(format string, a ...any) { fmt.Fprintf(&b, "\t"+format+"\n", a...) }
-	fmt.Fprintf(&b, "table ip %s {\n", table)
-	w("comment \"podrun Services (kube-proxy nftables mode)\"")
+	w := func(format string, a ...any) { fmt.Fprintf(&b, format+"\n", a...) }
+	w("add table ip %s { comment \"podrun Services (kube-proxy nftables mode)\"; }", table)
+	w("flush table ip %s", table)
 
 	var svcIPs, nodePorts, noEpSvc, noEpNode, clusterIPs []string
 	seenIP := map[string]bool{}
@@ -102,13 +117,15 @@ func renderServices(table string, ports []ServicePort) string {
 			nodePorts = append(nodePorts, fmt.Sprintf("%s . %d : goto %s", proto, p.NodePort, p.extChain()))
 		}
 	}
+	wantSets := map[string]bool{}
+	var elemLines []string // written once the chains they name exist
 	set := func(kind, name, typ string, elems []string) {
-		w("%s %s {", kind, name)
-		w("\ttype %s", typ)
+		wantSets[name] = true
+		w("add %s ip %s %s { type %s; }", kind, table, name, typ)
+		w("flush %s ip %s %s", kind, table, name)
 		if len(elems) > 0 {
-			w("\telements = { %s }", strings.Join(elems, ", "))
+			elemLines = append(elemLines, fmt.Sprintf("add element ip %s %s { %s }", table, name, strings.Join(elems, ", ")))
 		}
-		w("}")
 	}
 	set("set", "cluster-ips", "ipv4_addr", clusterIPs)
 	set("map", "service-ips", "ipv4_addr . inet_proto . inet_service : verdict", svcIPs)
@@ -116,15 +133,20 @@ func renderServices(table string, ports []ServicePort) string {
 	set("map", "no-endpoint-services", "ipv4_addr . inet_proto . inet_service : verdict", noEpSvc)
 	set("map", "no-endpoint-nodeports", "inet_proto . inet_service : verdict", noEpNode)
 
+	// Chains are declared before any map element or rule, so that every
+	// jump and goto finds its target.
+	wantChains := map[string]bool{}
+	var decls, ruleLines []string
 	chain := func(name, head string, rules ...string) {
-		w("chain %s {", name)
+		wantChains[name] = true
 		if head != "" {
-			w("\t%s", head)
+			decls = append(decls, fmt.Sprintf("add chain ip %s %s { %s }", table, name, head))
+		} else {
+			decls = append(decls, fmt.Sprintf("add chain ip %s %s", table, name))
 		}
 		for _, r := range rules {
-			w("\t%s", r)
+			ruleLines = append(ruleLines, fmt.Sprintf("add rule ip %s %s %s", table, name, r))
 		}
-		w("}")
 	}
 	// Filter chains run before DNAT (priority dstnat-10) and only see new
 	// connections: a Service without endpoints is refused at once (an ICMP
@@ -162,6 +184,13 @@ func renderServices(table string, ports []ServicePort) string {
 			continue
 		}
 		proto := strings.ToLower(p.Protocol)
+		if p.AffinitySeconds > 0 {
+			for _, e := range p.Endpoints {
+				name := p.affinitySet(e)
+				wantSets[name] = true
+				w("add set ip %s %s { type ipv4_addr; flags dynamic,timeout; timeout %ds; }", table, name, p.AffinitySeconds)
+			}
+		}
 		rules := []string{fmt.Sprintf("ip daddr %s %s dport %d jump mark-for-masquerade", p.ClusterIP, proto, p.Port)}
 		if p.AffinitySeconds > 0 {
 			for _, e := range p.Endpoints {
@@ -172,25 +201,43 @@ func renderServices(table string, ports []ServicePort) string {
 		for i, e := range p.Endpoints {
 			vmap = append(vmap, fmt.Sprintf("%d : goto %s", i, p.epChain(e)))
 		}
-		rules = append(rules, fmt.Sprintf("numgen random mod %d vmap { %s }", len(p.Endpoints), strings.Join(vmap, ", ")))
-		chain(p.svcChain(), "", rules...)
-		if p.NodePort != 0 {
-			chain(p.extChain(), "", "jump mark-for-masquerade", "goto "+p.svcChain())
-		}
 		for _, e := range p.Endpoints {
 			epRules := []string{fmt.Sprintf("ip saddr %s jump mark-for-masquerade", e.IP)}
 			if p.AffinitySeconds > 0 {
-				w("set %s {", p.affinitySet(e))
-				w("\ttype ipv4_addr")
-				w("\tflags dynamic,timeout")
-				w("\ttimeout %ds", p.AffinitySeconds)
-				w("}")
 				epRules = append(epRules, fmt.Sprintf("update @%s { ip saddr }", p.affinitySet(e)))
 			}
 			epRules = append(epRules, fmt.Sprintf("meta l4proto %s dnat to %s:%d", proto, e.IP, e.Port))
 			chain(p.epChain(e), "", epRules...)
 		}
+		rules = append(rules, fmt.Sprintf("numgen random mod %d vmap { %s }", len(p.Endpoints), strings.Join(vmap, ", ")))
+		chain(p.svcChain(), "", rules...)
+		if p.NodePort != 0 {
+			chain(p.extChain(), "", "jump mark-for-masquerade", "goto "+p.svcChain())
+		}
 	}
-	b.WriteString("}\n")
+	for _, l := range append(append(decls, elemLines...), ruleLines...) {
+		w("%s", l)
+	}
+	// What the last sync made and this one does not want: nothing refers to
+	// it any more (the rules and maps were flushed above).
+	for _, c := range sortedKeys(have.chains) {
+		if !wantChains[c] {
+			w("delete chain ip %s %s", table, c)
+		}
+	}
+	for _, st := range sortedKeys(have.sets) {
+		if !wantSets[st] {
+			w("delete set ip %s %s", table, st)
+		}
+	}
 	return b.String()
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
