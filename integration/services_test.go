@@ -182,3 +182,23 @@ spec:
 		t.Errorf("hairpin: %s", r)
 	}
 }
+
+// Until the host store records Services, a file with one is refused whole
+// (its pods are not run without their Services), after the Service was
+// validated as the API server would.
+func TestApplyRefusesServicesUntilWired(t *testing.T) {
+	e := newEnv(t)
+	pod := "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c, image: busybox:1.28, command: ['true']}]}\n"
+	r := e.podrun("apply", e.manifest(pod+"---\napiVersion: v1\nkind: Service\nmetadata: {name: myservice}\nspec: {ports: [{port: 80, targetPort: 9376}]}\n"))
+	if r.code != 2 || !strings.Contains(r.stderr, `kind Service is not supported yet (service "myservice" is valid`) {
+		t.Errorf("apply with a Service: %s", r)
+	}
+	r = e.podrun("apply", e.manifest(pod+"---\napiVersion: v1\nkind: Service\nmetadata: {name: my_service}\nspec: {ports: [{port: 80, protocol: HTTP}]}\n"))
+	if r.code != 2 || !strings.Contains(r.stderr, `service "my_service": metadata.name: Invalid value: "my_service": a DNS-1035 label`) ||
+		!strings.Contains(r.stderr, `spec.ports[0].protocol: Unsupported value: "HTTP"`) {
+		t.Errorf("apply with an invalid Service: %s", r)
+	}
+	if out := e.must("get").stdout; strings.Contains(out, "p ") {
+		t.Errorf("a pod was created: %s", out)
+	}
+}
