@@ -65,6 +65,9 @@ func Supervise(l Layout, rec *Record, opts SuperviseOptions) error {
 	if err := os.WriteFile(paths.PidFile(), []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
 		return err
 	}
+	if err := ExeSealingProblem(paths.RunDir); err != nil {
+		log.Warn("exe sealing", "err", err)
+	}
 	// Container processes are re-parented to us (libcontainer double-forks), so
 	// we must be their subreaper to wait for them.
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
@@ -149,6 +152,7 @@ func Supervise(l Layout, rec *Record, opts SuperviseOptions) error {
 	m.status.QOSClass = plan.QOS
 
 	m.run(pub.publish, deletes, restarts)
+	runner.releasing.Wait() // containers' releases still in flight
 
 	if err := teardownSandbox(l, paths, string(rec.Pod.UID)); err != nil {
 		log.Error("tearing down the pod sandbox", "err", err)
@@ -188,7 +192,7 @@ func (p *publisher) publish(st corev1.PodStatus) {
 	if err != nil || bytes.Equal(data, p.last) {
 		return
 	}
-	if err := writeJSON(p.paths.StatusFile(), st); err != nil {
+	if err := replaceFile(p.paths.StatusFile(), data); err != nil {
 		p.log.Error("writing pod status", "err", err)
 		return
 	}

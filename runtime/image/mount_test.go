@@ -61,6 +61,10 @@ func TestMountRootfs(t *testing.T) {
 			if !isMounted(t, target) {
 				t.Fatal("not mounted")
 			}
+			// Newer kernels show the option as fsync=volatile.
+			if opts := superOptions(t, target); !noVolatile.Load() && !slices.Contains(opts, "volatile") && !slices.Contains(opts, "fsync=volatile") {
+				t.Errorf("the overlay is not volatile: %v", opts)
+			}
 			if got := readFile(t, filepath.Join(target, "top")); got != strconv.Itoa(n-1) {
 				t.Errorf("top = %s, want the top layer's %d", got, n-1)
 			}
@@ -81,6 +85,21 @@ func TestMountRootfs(t *testing.T) {
 			}
 		})
 	}
+}
+
+// superOptions are the filesystem's options of the mount at target (mountinfo's last field).
+func superOptions(t *testing.T, target string) []string {
+	t.Helper()
+	data, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if f := strings.Fields(line); len(f) > 4 && f[4] == target {
+			return strings.Split(f[len(f)-1], ",")
+		}
+	}
+	return nil
 }
 
 func TestMountRootfsConcurrent(t *testing.T) {
