@@ -156,9 +156,19 @@ func TestUnmountRootfsIdempotent(t *testing.T) {
 	}
 	layers := makeLayers(t, 1)
 	upper, work, target := mountDirs(t)
-	// Mounted twice on the same target: both go.
-	for range 2 {
-		if err := MountRootfs(layers, upper, work, target); err != nil {
+	// Mounted twice on the same target: both go. Each mount has upper and work
+	// directories of its own (a volatile overlay's work directory cannot be reused).
+	for i := range 2 {
+		u, w := upper, work
+		if i > 0 {
+			u, w = filepath.Join(filepath.Dir(upper), "upper2"), filepath.Join(filepath.Dir(work), "work2")
+			for _, d := range []string{u, w} {
+				if err := os.Mkdir(d, 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		if err := MountRootfs(layers, u, w, target); err != nil {
 			t.Fatal(err)
 		}
 	}
