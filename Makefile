@@ -63,10 +63,11 @@ test: deps vet unit integration
 # time. BENCH_FLAGS tunes it, e.g. BENCH_FLAGS="-runs 5 -pods 10 -log-mib 50".
 BENCH_FLAGS ?=
 BENCH_BIN   := $(OUT)/podrun-bench
-# bench-compare runs the same work with Debian's runc and podman (catatonit: podman's pause image).
+# bench compares with Debian's runc run (installed when missing); bench-compare also with podman (catatonit: podman's pause image).
 BENCH_PKGS  := runc podman catatonit
 
 bench: deps build image
+	@dpkg -s runc >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends runc; }
 	$(GO) build -o $(BENCH_BIN) ./bench
 	$(BENCH_BIN) -podrun $(BIN) -image $(BUSYBOX) -o $(OUT)/bench.md $(BENCH_FLAGS)
 

@@ -134,6 +134,22 @@ func (e *env) timed(args ...string) (start time.Time, took time.Duration, err er
 	return start, took, err
 }
 
+// timedCPU is timed with the user + system CPU time the process used.
+func (e *env) timedCPU(args ...string) (start time.Time, took, cpu time.Duration, err error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := e.command(ctx, args...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	start = time.Now()
+	err = cmd.Run()
+	took = time.Since(start)
+	if err != nil {
+		return start, took, 0, fmt.Errorf("podrun %s: %w\n%s", strings.Join(args, " "), err, out.String())
+	}
+	return start, took, cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime(), nil
+}
+
 // manifest writes a manifest into the env's directory and returns its path.
 func (e *env) manifest(name, yaml string) (string, error) {
 	path := filepath.Join(e.dir, name+".yaml")

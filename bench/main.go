@@ -101,10 +101,13 @@ type results struct {
 	once          *onceResult
 	scale         *scaleResult
 	logs          *logsResult
-	runc          samples
-	podmanPlay    samples
-	podmanDown    samples
-	podmanScale   *podmanScale
+	// runcOnce and runcStart are `runc run` of `true`, each run right after
+	// one of podrun's in (2) and (1): the pairs of the ratios.
+	runcOnce, runcStart samples
+	waitCPU             *waitCPU
+	podmanPlay          samples
+	podmanDown          samples
+	podmanScale         *podmanScale
 	// failures are correctness failures: the bench exits 1.
 	failures []string
 }
@@ -157,25 +160,40 @@ func measure(c config, r *results) error {
 		}
 		return out
 	})
-	startPath, err := e.manifest("start", fmt.Sprintf(startPodYAML, "start"))
+	podmanStartPath, err := e.manifest("start-podman", fmt.Sprintf(podmanStartPodYAML, "start"))
 	if err != nil {
 		return err
 	}
 
-	// With -compare, runc and podman run each of their runs right after
-	// podrun's, so that both meet the same load on a shared host.
+	// runc (whenever it is installed) and, with -compare, podman run each of
+	// their runs right after podrun's, so that both meet the same load on a
+	// shared host; the ratios are taken pair by pair.
 	var rc *runcBench
 	var pm *podmanBench
 	var afterStart, afterOnce func() error
-	if c.compare {
+	if _, err := exec.LookPath("runc"); err == nil {
 		progress("runc: an OCI bundle of the same image")
 		if rc, err = newRunc(c.image); err != nil {
 			return err
 		}
 		atCleanup(rc.close)
-		if err := rc.runOnce(); err != nil { // warm-up
+		if _, err := rc.runOnce(); err != nil { // warm-up
 			return err
 		}
+		afterOnce = func() error {
+			d, err := rc.runOnce()
+			r.runcOnce = append(r.runcOnce, d)
+			return err
+		}
+		afterStart = func() error {
+			d, err := rc.runOnce()
+			r.runcStart = append(r.runcStart, d)
+			return err
+		}
+	} else {
+		progress("runc is not installed: no ratios against `runc run` (make bench installs it)")
+	}
+	if c.compare {
 		progress("podman: its own storage, configuration and network namespace")
 		if pm, err = newPodman(c.image); err != nil {
 			return err
@@ -187,11 +205,19 @@ func measure(c config, r *results) error {
 			}
 			return out
 		})
-		if err := pm.warmUp(startPath); err != nil {
+		if err := pm.warmUp(podmanStartPath); err != nil {
 			return err
 		}
-		afterStart = func() error { return pm.podStart(startPath) }
-		afterOnce = rc.runOnce
+		runcAfter := afterStart
+		afterStart = func() error {
+			if err := pm.podStart(podmanStartPath); err != nil {
+				return err
+			}
+			if runcAfter != nil {
+				return runcAfter()
+			}
+			return nil
+		}
 	}
 
 	progress("pod start, %d runs", c.runs)
@@ -203,7 +229,11 @@ func measure(c config, r *results) error {
 		return err
 	}
 	if c.compare {
-		r.runc, r.podmanPlay, r.podmanDown = rc.times, pm.play, pm.down
+		r.podmanPlay, r.podmanDown = pm.play, pm.down
+	}
+	progress("CPU of apply --wait while it waits")
+	if r.waitCPU, err = applyWaitCPU(e); err != nil {
+		return err
 	}
 	progress("podrun: scale, %d pods", c.pods)
 	if r.scale, err = scale(e, c.pods); err != nil {

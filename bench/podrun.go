@@ -12,10 +12,32 @@ import (
 	"github.com/podrun/podrun/store"
 )
 
-// The pod of (1): two init containers and one app container. restartPolicy
-// OnFailure because podman kube play 4.3 restarts init containers of an
-// Always pod in a loop, and the comparison runs the same manifest.
+// The pod of (1): two init containers and one app container. podrun runs it
+// with restartPolicy Always, so that `apply --wait` returns once the app is
+// Ready (a run-to-completion pod would be waited for until it finishes).
 const startPodYAML = `apiVersion: v1
+kind: Pod
+metadata:
+  name: %s
+spec:
+  restartPolicy: Always
+  initContainers:
+  - name: init-a
+    image: busybox:1.28
+    command: ["true"]
+  - name: init-b
+    image: busybox:1.28
+    command: ["true"]
+  containers:
+  - name: app
+    image: busybox:1.28
+    command: ["sleep", "3600"]
+`
+
+// podmanStartPodYAML is the same pod for podman: restartPolicy OnFailure,
+// because podman kube play 4.3 restarts the init containers of an Always pod
+// in a loop.
+const podmanStartPodYAML = `apiVersion: v1
 kind: Pod
 metadata:
   name: %s
@@ -32,6 +54,20 @@ spec:
   - name: app
     image: busybox:1.28
     command: ["sleep", "3600"]
+`
+
+// waitPodYAML is a pod that runs `sleep <seconds>` to completion: the bench
+// measures the CPU `apply --wait` spends while it waits for it.
+const waitPodYAML = `apiVersion: v1
+kind: Pod
+metadata:
+  name: %s
+spec:
+  restartPolicy: Never
+  containers:
+  - name: c
+    image: busybox:1.28
+    command: ["sleep", "%d"]
 `
 
 // The pod of (2): one container that exits at once.
@@ -112,7 +148,7 @@ func podStart(e *env, runs int, between func() error) (*startResult, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := checkRunning(rec.Pod, "app"); err != nil {
+		if err := checkReady(rec.Pod); err != nil {
 			return nil, err
 		}
 		// Files apply and the supervisor write first: the spec once the
@@ -169,6 +205,20 @@ func podStart(e *env, runs int, between func() error) (*startResult, error) {
 		}
 	}
 	return res, nil
+}
+
+// checkReady fails unless the pod is Running and Ready: what `apply --wait`
+// must have waited for.
+func checkReady(pod *corev1.Pod) error {
+	if err := checkRunning(pod, "app"); err != nil {
+		return err
+	}
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
+			return nil
+		}
+	}
+	return fmt.Errorf("pod %s is not Ready after apply --wait", pod.Name)
 }
 
 func firstErr(errs ...error) error {
@@ -470,4 +520,45 @@ func smapsRollup(pid int) (rss, pss, anon int64, err error) {
 		}
 	}
 	return rss, pss, anon, nil
+}
+
+// waitCPU is the CPU time `apply --wait` uses while it waits: two waits of a
+// pod running `sleep short` and `sleep long`; the difference of their CPU
+// times over the difference of their wall times is the cost of waiting,
+// without the CLI's own start and the apply.
+type waitCPU struct {
+	short, long         time.Duration // wall time of each apply --wait
+	shortCPU, longCPU   time.Duration // user + system time of each
+	perMinute           time.Duration
+	shortSecs, longSecs int
+}
+
+func applyWaitCPU(e *env) (*waitCPU, error) {
+	w := &waitCPU{shortSecs: 1, longSecs: 11}
+	run := func(secs int) (time.Duration, time.Duration, error) {
+		name := fmt.Sprintf("wait-%d", secs)
+		path, err := e.manifest(name, fmt.Sprintf(waitPodYAML, name, secs))
+		if err != nil {
+			return 0, 0, err
+		}
+		_, took, cpu, err := e.timedCPU("apply", path, "--wait", "--timeout", "2m")
+		if err != nil {
+			return 0, 0, err
+		}
+		if _, err := e.run("delete", name, "--force"); err != nil {
+			return 0, 0, err
+		}
+		return took, cpu, nil
+	}
+	var err error
+	if w.short, w.shortCPU, err = run(w.shortSecs); err != nil {
+		return nil, err
+	}
+	if w.long, w.longCPU, err = run(w.longSecs); err != nil {
+		return nil, err
+	}
+	if d := w.long - w.short; d > 0 {
+		w.perMinute = max(0, time.Duration(float64(w.longCPU-w.shortCPU)*float64(time.Minute)/float64(d)))
+	}
+	return w, nil
 }

@@ -15,7 +15,6 @@ import (
 type runcBench struct {
 	dir, bundle, state, cgroup string
 	n                          int
-	times                      samples
 }
 
 func newRunc(image string) (*runcBench, error) {
@@ -85,9 +84,8 @@ func (r *runcBench) makeBundle(image string) error {
 	return os.WriteFile(cfgPath, data, 0o644)
 }
 
-// runOnce times one `runc run` of the bundle; the first call is a warm-up
-// whose time is not kept.
-func (r *runcBench) runOnce() error {
+// runOnce times one `runc run` of the bundle.
+func (r *runcBench) runOnce() (time.Duration, error) {
 	r.n++
 	cmd := exec.Command("runc", "--root", r.state, "run", "--bundle", r.bundle, fmt.Sprintf("bench-%d", r.n))
 	var buf bytes.Buffer
@@ -96,12 +94,9 @@ func (r *runcBench) runOnce() error {
 	err := cmd.Run()
 	took := time.Since(t0)
 	if err != nil {
-		return fmt.Errorf("runc run: %w: %s", err, buf.String())
+		return 0, fmt.Errorf("runc run: %w: %s", err, buf.String())
 	}
-	if r.n > 1 {
-		r.times = append(r.times, took)
-	}
-	return nil
+	return took, nil
 }
 
 func (r *runcBench) close() []string {

@@ -55,6 +55,26 @@ func ratio(a, b time.Duration) string {
 	return fmt.Sprintf("%.2f", float64(a)/float64(b))
 }
 
+// pairRatio is the median of a[i]/b[i] over the pairs both have: each pair
+// ran one right after the other, so each ratio saw the same load.
+func pairRatio(a, b samples) (float64, bool) {
+	var rs []float64
+	for i := 0; i < len(a) && i < len(b); i++ {
+		if b[i] > 0 {
+			rs = append(rs, float64(a[i])/float64(b[i]))
+		}
+	}
+	if len(rs) == 0 {
+		return 0, false
+	}
+	slices.Sort(rs)
+	n := len(rs)
+	if n%2 == 1 {
+		return rs[n/2], true
+	}
+	return (rs[n/2-1] + rs[n/2]) / 2, true
+}
+
 // mib formats a byte count in MiB.
 func mib(bytes int64) string {
 	return fmt.Sprintf("%.1f MiB", float64(bytes)/(1<<20))

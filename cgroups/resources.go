@@ -221,7 +221,11 @@ func (r Resources) toLibcontainer(o convertOpts) *cg.Resources {
 		CpuQuota:  r.CPUQuota,
 		CpuPeriod: r.CPUPeriod,
 		Memory:    r.Memory,
-		PidsLimit: r.PidsLimit,
+	}
+	// cgroups 0.1 (runtime-spec 1.3): a nil limit keeps the current one, < 0 is "max".
+	if r.PidsLimit != 0 {
+		l := r.PidsLimit
+		out.PidsLimit = &l
 	}
 	if o.pod {
 		out.SkipDevices = true
@@ -232,8 +236,9 @@ func (r Resources) toLibcontainer(o convertOpts) *cg.Resources {
 		if out.Memory == 0 {
 			out.Memory = -1
 		}
-		if out.PidsLimit == 0 {
-			out.PidsLimit = -1
+		if out.PidsLimit == nil {
+			unlimited := int64(-1)
+			out.PidsLimit = &unlimited
 		}
 	} else {
 		out.Devices = DefaultDeviceRules()
@@ -300,7 +305,8 @@ func (r Resources) linuxResources(o convertOpts) *specs.LinuxResources {
 		}
 	}
 	if r.PidsLimit != 0 {
-		out.Pids = &specs.LinuxPids{Limit: r.PidsLimit}
+		l := r.PidsLimit
+		out.Pids = &specs.LinuxPids{Limit: &l}
 	}
 	for _, l := range hugetlbLimits(r.HugePages, o.hugePageSizes) {
 		out.HugepageLimits = append(out.HugepageLimits, specs.LinuxHugepageLimit{Pagesize: l.Pagesize, Limit: l.Limit})

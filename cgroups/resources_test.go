@@ -233,6 +233,7 @@ func TestHugePageSize(t *testing.T) {
 }
 
 func TestToLibcontainer(t *testing.T) {
+	ptrI := func(v int64) *int64 { return &v }
 	seedPod := Resources{CPUShares: 102, CPUQuota: 10000, CPUPeriod: 100000, Memory: 2306867200}
 	bestEffort := Resources{CPUShares: 2}
 	oomContainer := Resources{CPUShares: 10, CPUQuota: 1000, CPUPeriod: 100000, Memory: 32 * mi}
@@ -246,19 +247,19 @@ func TestToLibcontainer(t *testing.T) {
 			name: "Guaranteed pod",
 			r:    seedPod, o: convertOpts{pod: true},
 			want: cg.Resources{CpuShares: 102, CpuWeight: 17, CpuQuota: 10000, CpuPeriod: 100000, Memory: 2306867200,
-				PidsLimit: -1, SkipDevices: true, SkipFreezeOnSet: true},
+				PidsLimit: ptrI(-1), SkipDevices: true, SkipFreezeOnSet: true},
 		},
 		{
 			name: "BestEffort pod: unset limits written as unlimited",
 			r:    bestEffort, o: convertOpts{pod: true, swapAccounting: true},
-			want: cg.Resources{CpuShares: 2, CpuWeight: 1, CpuQuota: -1, Memory: -1, PidsLimit: -1,
+			want: cg.Resources{CpuShares: 2, CpuWeight: 1, CpuQuota: -1, Memory: -1, PidsLimit: ptrI(-1),
 				SkipDevices: true, SkipFreezeOnSet: true},
 		},
 		{
 			name: "pod with hugetlb available: unrequested sizes limited to 0",
 			r:    Resources{CPUShares: 2, HugePages: map[string]int64{"2MB": 4 * mi}},
 			o:    convertOpts{pod: true, hugePageSizes: []string{"2MB", "1GB"}},
-			want: cg.Resources{CpuShares: 2, CpuWeight: 1, CpuQuota: -1, Memory: -1, PidsLimit: -1,
+			want: cg.Resources{CpuShares: 2, CpuWeight: 1, CpuQuota: -1, Memory: -1, PidsLimit: ptrI(-1),
 				SkipDevices: true, SkipFreezeOnSet: true,
 				HugetlbLimit: []*cg.HugepageLimit{{Pagesize: "1GB", Limit: 0}, {Pagesize: "2MB", Limit: 4 * mi}}},
 		},
@@ -437,7 +438,7 @@ func TestLinuxResources(t *testing.T) {
 		}},
 		{"no limits", Resources{CPUShares: 2, CPUPeriod: 100000, PidsLimit: 50}, convertOpts{}, specs.LinuxResources{
 			CPU:  &specs.LinuxCPU{Shares: ptrU(2), Period: ptrU(100000)},
-			Pids: &specs.LinuxPids{Limit: 50},
+			Pids: &specs.LinuxPids{Limit: ptrI(50)},
 		}},
 	}
 	for _, tc := range tests {

@@ -14,9 +14,9 @@ import (
 	"testing"
 	"time"
 
-	storagearchive "github.com/containers/storage/pkg/archive"
 	digest "github.com/opencontainers/go-digest"
 	v1 "github.com/opencontainers/image-spec/specs-go/v1"
+	storagearchive "go.podman.io/storage/pkg/archive"
 
 	"github.com/podrun/podrun/tools/mkimage/archive"
 )

@@ -12,10 +12,10 @@ import (
 	"sync/atomic"
 	"syscall"
 
-	"github.com/containers/image/v5/pkg/compression"
-	"github.com/containers/storage/pkg/archive"
 	"github.com/gofrs/flock"
 	digest "github.com/opencontainers/go-digest"
+	"go.podman.io/image/v5/pkg/compression"
+	"go.podman.io/storage/pkg/archive"
 	"golang.org/x/sys/unix"
 )
 

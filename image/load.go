@@ -12,14 +12,14 @@ import (
 	"path/filepath"
 	"strings"
 
-	dockerarchive "github.com/containers/image/v5/docker/archive"
-	"github.com/containers/image/v5/docker/reference"
-	"github.com/containers/image/v5/oci/layout"
-	"github.com/containers/image/v5/pkg/compression"
-	"github.com/containers/image/v5/signature"
-	"github.com/containers/image/v5/types"
-	"github.com/containers/storage/pkg/archive"
 	v1 "github.com/opencontainers/image-spec/specs-go/v1"
+	dockerarchive "go.podman.io/image/v5/docker/archive"
+	"go.podman.io/image/v5/docker/reference"
+	"go.podman.io/image/v5/oci/layout"
+	"go.podman.io/image/v5/pkg/compression"
+	"go.podman.io/image/v5/signature"
+	"go.podman.io/image/v5/types"
+	"go.podman.io/storage/pkg/archive"
 )
 
 // Archive formats Load recognises.

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 )
@@ -22,6 +23,13 @@ import (
 // the mount runs on a thread whose working directory is that directory (unshare(CLONE_FS)
 // keeps the process's own working directory untouched), so images with a hundred layers
 // and more mount too. Safe for concurrent use.
+//
+// The mount is volatile (overlayfs skips every sync of the upper directory, also the
+// sync_filesystem of the whole upper filesystem at unmount, which can stall for tens of
+// milliseconds when other processes have dirty data): upper must die with the container
+// run, as podrun's do (a fresh upper and work directory for every run; after a crash
+// overlayfs refuses to reuse a volatile work directory, and nothing reuses it). Kernels
+// without volatile (before 5.10) get the plain mount.
 func MountRootfs(layerDirs []string, upper, work, target string) error {
 	if len(layerDirs) == 0 {
 		return errors.New("mounting rootfs: an image needs at least one layer")
@@ -38,8 +46,8 @@ func MountRootfs(layerDirs []string, upper, work, target string) error {
 	lowers := slices.Clone(layerDirs)
 	slices.Reverse(lowers) // overlayfs wants the top layer first
 	opts := fmt.Sprintf("lowerdir=%s,upperdir=%s,workdir=%s", strings.Join(lowers, ":"), upper, work)
-	if len(opts) < os.Getpagesize() {
-		if err := unix.Mount("overlay", target, "overlay", 0, opts); err != nil {
+	if len(opts)+len(",volatile") < os.Getpagesize() {
+		if err := mountOverlay(target, opts); err != nil {
 			return fmt.Errorf("mounting overlay rootfs at %s (%d layers): %w", target, len(lowers), err)
 		}
 		return nil
@@ -62,7 +70,7 @@ func mountShortLowers(lowers []string, upper, work, target string) error {
 		}
 	}
 	opts := fmt.Sprintf("lowerdir=%s,upperdir=%s,workdir=%s", strings.Join(names, ":"), upper, work)
-	if len(opts) >= os.Getpagesize() {
+	if len(opts)+len(",volatile") >= os.Getpagesize() {
 		return fmt.Errorf("mounting overlay rootfs at %s: %d layers do not fit in the kernel's mount options (%d bytes, limit %d)", target, len(lowers), len(opts), os.Getpagesize()-1)
 	}
 	errc := make(chan error, 1)
@@ -77,13 +85,33 @@ func mountShortLowers(lowers []string, upper, work, target string) error {
 			if err := unix.Chdir(links); err != nil {
 				return err
 			}
-			return unix.Mount("overlay", target, "overlay", 0, opts)
+			return mountOverlay(target, opts)
 		}()
 	}()
 	if err := <-errc; err != nil {
 		return fmt.Errorf("mounting overlay rootfs at %s (%d layers): %w", target, len(lowers), err)
 	}
 	return nil
+}
+
+// noVolatile is set once the kernel has refused overlayfs's volatile option.
+var noVolatile atomic.Bool
+
+// mountOverlay mounts the overlay with volatile, or without it on a kernel that does
+// not know it (EINVAL).
+func mountOverlay(target, opts string) error {
+	if !noVolatile.Load() {
+		err := unix.Mount("overlay", target, "overlay", 0, opts+",volatile")
+		if !errors.Is(err, unix.EINVAL) {
+			return err
+		}
+		if err := unix.Mount("overlay", target, "overlay", 0, opts); err != nil {
+			return err
+		}
+		noVolatile.Store(true)
+		return nil
+	}
+	return unix.Mount("overlay", target, "overlay", 0, opts)
 }
 
 // UnmountRootfs unmounts target. It is idempotent: a target that is not mounted (or does

@@ -61,6 +61,10 @@ func TestMountRootfs(t *testing.T) {
 			if !isMounted(t, target) {
 				t.Fatal("not mounted")
 			}
+			// Newer kernels show the option as fsync=volatile.
+			if opts := superOptions(t, target); !noVolatile.Load() && !slices.Contains(opts, "volatile") && !slices.Contains(opts, "fsync=volatile") {
+				t.Errorf("the overlay is not volatile: %v", opts)
+			}
 			if got := readFile(t, filepath.Join(target, "top")); got != strconv.Itoa(n-1) {
 				t.Errorf("top = %s, want the top layer's %d", got, n-1)
 			}
@@ -81,6 +85,21 @@ func TestMountRootfs(t *testing.T) {
 			}
 		})
 	}
+}
+
+// superOptions are the filesystem's options of the mount at target (mountinfo's last field).
+func superOptions(t *testing.T, target string) []string {
+	t.Helper()
+	data, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if f := strings.Fields(line); len(f) > 4 && f[4] == target {
+			return strings.Split(f[len(f)-1], ",")
+		}
+	}
+	return nil
 }
 
 func TestMountRootfsConcurrent(t *testing.T) {
@@ -137,9 +156,19 @@ func TestUnmountRootfsIdempotent(t *testing.T) {
 	}
 	layers := makeLayers(t, 1)
 	upper, work, target := mountDirs(t)
-	// Mounted twice on the same target: both go.
-	for range 2 {
-		if err := MountRootfs(layers, upper, work, target); err != nil {
+	// Mounted twice on the same target: both go. Each mount has upper and work
+	// directories of its own (a volatile overlay's work directory cannot be reused).
+	for i := range 2 {
+		u, w := upper, work
+		if i > 0 {
+			u, w = filepath.Join(filepath.Dir(upper), "upper2"), filepath.Join(filepath.Dir(work), "work2")
+			for _, d := range []string{u, w} {
+				if err := os.Mkdir(d, 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		if err := MountRootfs(layers, u, w, target); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/containers/image/v5/docker/reference"
+	"go.podman.io/image/v5/docker/reference"
 )
 
 // NormalizeName returns the fully qualified form of an image reference, as Kubernetes and

@@ -8,8 +8,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/containers/image/v5/copy"
-	"github.com/containers/image/v5/types"
+	"go.podman.io/image/v5/copy"
+	"go.podman.io/image/v5/types"
 	"golang.org/x/term"
 )
 

@@ -13,10 +13,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/containers/image/v5/docker/reference"
 	"github.com/gofrs/flock"
 	digest "github.com/opencontainers/go-digest"
 	v1 "github.com/opencontainers/image-spec/specs-go/v1"
+	"go.podman.io/image/v5/docker/reference"
 )
 
 // Errors callers test with errors.Is.

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -38,6 +39,22 @@ type podRunner struct {
 	// pulls makes concurrent starts of containers with one image pull it once.
 	pullMu sync.Mutex
 	pulls  map[string]*pull
+	// A run's exit is reported before its libcontainer state, cgroup and rootfs
+	// mount are released (podContainer.Wait): releasing counts the releases in
+	// flight, released holds each container's last one, which its next run waits for.
+	releasing sync.WaitGroup
+	releaseMu sync.Mutex
+	released  map[string]chan struct{}
+}
+
+// waitReleased waits until the previous run of the container is released.
+func (r *podRunner) waitReleased(name string) {
+	r.releaseMu.Lock()
+	ch := r.released[name]
+	r.releaseMu.Unlock()
+	if ch != nil {
+		<-ch
+	}
 }
 
 type pull struct {
@@ -139,6 +156,7 @@ func (r *podRunner) Start(ctx context.Context, c *corev1.Container, restartCount
 	if err != nil {
 		return nil, err
 	}
+	r.waitReleased(c.Name)
 	id := newContainerID()
 	rootfs := r.paths.RootfsDir(c.Name)
 	cdir := r.paths.ContainerDir(c.Name)
@@ -175,7 +193,12 @@ func (r *podRunner) Start(ctx context.Context, c *corev1.Container, restartCount
 		_ = image.UnmountRootfs(rootfs)
 		return nil, &startError{Reason: "CreateContainerConfigError", Waiting: true, Message: err.Error()}
 	}
-	if err := store.WriteJSON(r.paths.ProcessFile(c.Name), processSpec{Env: cfg.Env, Cwd: cfg.Cwd, UID: cfg.User.Uid, GID: cfg.User.Gid, Sgids: cfg.User.Sgids}); err != nil {
+	// Rewritten for every run: no fsync (replaceFile).
+	procData, err := json.Marshal(processSpec{Env: cfg.Env, Cwd: cfg.Cwd, UID: cfg.User.Uid, GID: cfg.User.Gid, Sgids: cfg.User.Sgids})
+	if err != nil {
+		return fail(err)
+	}
+	if err := store.ReplaceFile(r.paths.ProcessFile(c.Name), procData); err != nil {
 		return fail(err)
 	}
 	logw, err := logs.Create(r.paths.LogFile(c.Name, restartCount))
@@ -507,7 +530,11 @@ func (p *podContainer) Image() (string, string) {
 
 func (p *podContainer) Signal(sig syscall.Signal) error { return p.rc.signal(sig) }
 
-// Wait waits for the run to end, then collects its result and releases it.
+// Wait waits for the run to end and collects its result; the run's resources
+// (libcontainer state, cgroup, rootfs mount) are released in the background,
+// so that the exit is reported, and the next init container starts, without
+// waiting for that (the next run of the same container waits in Start, the
+// sandbox's teardown in Supervise).
 func (p *podContainer) Wait() exitResult {
 	es := p.rc.wait()
 	finished := time.Now()
@@ -520,8 +547,21 @@ func (p *podContainer) Wait() exitResult {
 	}
 	res.Message = p.terminationMessage(es.Code)
 	_ = p.logw.Close()
-	_ = p.rc.destroy()
-	_ = image.UnmountRootfs(p.cfg.Rootfs)
+	done := make(chan struct{})
+	r := p.r
+	r.releaseMu.Lock()
+	if r.released == nil {
+		r.released = map[string]chan struct{}{}
+	}
+	r.released[p.c.Name] = done
+	r.releaseMu.Unlock()
+	r.releasing.Add(1)
+	go func() {
+		defer r.releasing.Done()
+		defer close(done)
+		_ = p.rc.destroy()
+		_ = image.UnmountRootfs(p.cfg.Rootfs)
+	}()
 	return res
 }
 

@@ -81,6 +81,9 @@ const (
 // PodRunner starts a pod's containers in its sandbox with libcontainer.
 type PodRunner = podRunner
 
+// WaitReleased waits for the releases of finished containers still in flight.
+func (r *podRunner) WaitReleased() { r.releasing.Wait() }
+
 // Sandbox is a pod's namespaces, network, volumes and cgroup.
 type Sandbox = sandbox
 

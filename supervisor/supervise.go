@@ -59,6 +59,9 @@ func Supervise(l store.Layout, rec *store.Record, opts SuperviseOptions) error {
 	defer lock.Unlock()
 	// Requests made of an earlier supervisor are void.
 	_ = os.Remove(paths.RequestFile())
+	if err := runtime.ExeSealingProblem(paths.RunDir); err != nil {
+		log.Warn("exe sealing", "err", err)
+	}
 	// Container processes are re-parented to us (libcontainer double-forks), so
 	// we must be their subreaper to wait for them.
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
@@ -170,6 +173,7 @@ func Supervise(l store.Layout, rec *store.Record, opts SuperviseOptions) error {
 	m.run(pub.publish, deletes, restarts)
 	close(stopSync)
 	<-synced
+	runner.WaitReleased() // containers' releases still in flight
 
 	if err := runtime.TeardownSandbox(l, paths, string(rec.Pod.UID)); err != nil {
 		log.Error("tearing down the pod sandbox", "err", err)
@@ -280,7 +284,7 @@ func (p *publisher) publish(st corev1.PodStatus) {
 	if err != nil || bytes.Equal(data, p.last) {
 		return
 	}
-	if err := store.WriteJSON(p.paths.StatusFile(), st); err != nil {
+	if err := store.ReplaceFile(p.paths.StatusFile(), data); err != nil {
 		p.log.Error("writing pod status", "err", err)
 		return
 	}

@@ -21,7 +21,8 @@ func versionCommand() *cli.Command {
 			if bi, ok := debug.ReadBuildInfo(); ok {
 				for _, d := range bi.Deps {
 					switch d.Path {
-					case "github.com/opencontainers/runc", "github.com/containers/image/v5", "k8s.io/api":
+					case "github.com/opencontainers/runc", "github.com/opencontainers/cgroups",
+						"go.podman.io/image/v5", "go.podman.io/storage", "k8s.io/api":
 						fmt.Printf("%s: %s\n", d.Path, d.Version)
 					}
 				}

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"testing"
 
-	dockerarchive "github.com/containers/image/v5/docker/archive"
+	dockerarchive "go.podman.io/image/v5/docker/archive"
 )
 
 func TestRun(t *testing.T) {

@@ -21,16 +21,16 @@ import (
 	"runtime"
 	"time"
 
-	"github.com/containers/image/v5/copy"
-	dockerarchive "github.com/containers/image/v5/docker/archive"
-	"github.com/containers/image/v5/docker/reference"
-	"github.com/containers/image/v5/oci/layout"
-	"github.com/containers/image/v5/signature"
-	storagearchive "github.com/containers/storage/pkg/archive"
-	"github.com/containers/storage/pkg/idtools"
 	digest "github.com/opencontainers/go-digest"
 	specs "github.com/opencontainers/image-spec/specs-go"
 	v1 "github.com/opencontainers/image-spec/specs-go/v1"
+	"go.podman.io/image/v5/copy"
+	dockerarchive "go.podman.io/image/v5/docker/archive"
+	"go.podman.io/image/v5/docker/reference"
+	"go.podman.io/image/v5/oci/layout"
+	"go.podman.io/image/v5/signature"
+	storagearchive "go.podman.io/storage/pkg/archive"
+	"go.podman.io/storage/pkg/idtools"
 )
 
 // Output formats.

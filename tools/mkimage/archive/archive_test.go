@@ -10,11 +10,11 @@ import (
 	"strings"
 	"testing"
 
-	dockerarchive "github.com/containers/image/v5/docker/archive"
-	ociarchive "github.com/containers/image/v5/oci/archive"
-	"github.com/containers/image/v5/oci/layout"
-	"github.com/containers/image/v5/types"
 	v1 "github.com/opencontainers/image-spec/specs-go/v1"
+	dockerarchive "go.podman.io/image/v5/docker/archive"
+	ociarchive "go.podman.io/image/v5/oci/archive"
+	"go.podman.io/image/v5/oci/layout"
+	"go.podman.io/image/v5/types"
 )
 
 func testRootfs(t *testing.T) string {
