@@ -82,6 +82,9 @@ func (p PodPaths) ContainerDir(container string) string {
 func (p PodPaths) LockFile() string { return filepath.Join(p.RunDir, "supervisor.lock") }
 func (p PodPaths) PidFile() string  { return filepath.Join(p.RunDir, "supervisor.pid") }
 
+// RunEventsFile holds the events that could not be written to EventsFile (a full disk).
+func (p PodPaths) RunEventsFile() string { return filepath.Join(p.RunDir, "events.jsonl") }
+
 // StateRoot is libcontainer's state root for the pod's containers.
 func (p PodPaths) StateRoot() string { return filepath.Join(p.RunDir, "containers") }
 

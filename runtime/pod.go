@@ -37,6 +37,8 @@ type podRunner struct {
 	// pulls makes concurrent starts of containers with one image pull it once.
 	pullMu sync.Mutex
 	pulls  map[string]*pull
+	// opts carry the log rotation policy and the seccomp default.
+	opts SuperviseOptions
 }
 
 type pull struct {
@@ -177,10 +179,11 @@ func (r *podRunner) Start(ctx context.Context, c *corev1.Container, restartCount
 	if err := writeJSON(r.paths.processFile(c.Name), processSpec{Env: cfg.Env, Cwd: cfg.Cwd, UID: cfg.User.Uid, GID: cfg.User.Gid, Sgids: cfg.User.Sgids}); err != nil {
 		return fail(err)
 	}
-	logw, err := logs.Create(r.paths.LogFile(c.Name, restartCount))
+	logw, err := logs.Open(r.paths.LogFile(c.Name, restartCount), r.logOptions(c))
 	if err != nil {
 		return fail(err)
 	}
+	removeOldRuns(r.paths, c.Name, restartCount)
 	r.events.add("Normal", "Created", r.object(c), "Created container %s", c.Name)
 	rc, err := startContainer(r.paths.StateRoot(), cfg, func(stream string, rd io.Reader) {
 		_ = logw.Relay(stream, rd)
@@ -284,6 +287,10 @@ func (r *podRunner) containerConfig(c *corev1.Container, img *image.Image, id, r
 		}
 	}
 	cfg.Seccomp, cfg.SeccompDir = seccompProfile(r.plan.Pod, c), r.l.SeccompDir()
+	if cfg.Seccomp == nil && r.opts.SeccompDefault {
+		// The kubelet's --seccomp-default (getSeccompProfile's fallbackToRuntimeDefault).
+		cfg.Seccomp = &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}
+	}
 	adj := restrictOOMScoreAdj(oomScoreAdj(r.plan, c))
 	cfg.OOMScoreAdj = &adj
 	return cfg, nil

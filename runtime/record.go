@@ -202,9 +202,24 @@ type Event struct {
 	Message string           `json:"message"`
 }
 
-// ReadEvents returns the pod's events in order.
+// ReadEvents returns the pod's events in order: those in the record and those
+// the supervisor could only write under the run root (a full disk).
 func ReadEvents(paths PodPaths) ([]Event, error) {
-	f, err := os.Open(paths.EventsFile())
+	out, err := readEventsFile(paths.EventsFile())
+	if err != nil {
+		return nil, err
+	}
+	spilled, err := readEventsFile(paths.RunEventsFile())
+	if err != nil || len(spilled) == 0 {
+		return out, err
+	}
+	out = append(out, spilled...)
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Time.Before(&out[j].Time) })
+	return out, nil
+}
+
+func readEventsFile(path string) ([]Event, error) {
+	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -224,19 +239,33 @@ func ReadEvents(paths PodPaths) ([]Event, error) {
 	return out, sc.Err()
 }
 
-// eventLog appends events to the pod's events file.
+// eventLog appends events to the pod's events file. An event that cannot be
+// written there (the disk under --root is full) goes to the fallback file
+// under the run root, so that it is still shown.
 type eventLog struct {
-	path string
-	now  func() time.Time
+	path     string
+	fallback string
+	now      func() time.Time
 }
 
 func (e *eventLog) add(typ, reason, object, format string, args ...any) {
 	ev := Event{Time: metav1.NewMicroTime(e.now()), Type: typ, Reason: reason, Object: object, Message: fmt.Sprintf(format, args...)}
 	data, _ := json.Marshal(ev)
-	f, err := os.OpenFile(e.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
-	if err != nil {
-		return
+	if appendLine(e.path, data) != nil && e.fallback != "" {
+		_ = appendLine(e.fallback, data)
 	}
-	_, _ = f.Write(append(data, '\n'))
-	_ = f.Close()
+}
+
+func appendLine(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	fi, err := f.Stat()
+	if err == nil {
+		if _, err = f.Write(append(data, '\n')); err != nil {
+			_ = f.Truncate(fi.Size()) // no torn line
+		}
+	}
+	return errors.Join(err, f.Close())
 }

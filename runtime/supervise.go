@@ -31,6 +31,14 @@ type SuperviseOptions struct {
 	PidsLimit int64
 	// Ready is written to and closed once the supervisor owns the pod.
 	Ready *os.File
+	// LogMaxSize and LogMaxFiles rotate container logs (the kubelet's
+	// --container-log-max-size and --container-log-max-files); 0 means the
+	// kubelet's defaults, 10 MiB and 5.
+	LogMaxSize  int64
+	LogMaxFiles int
+	// SeccompDefault makes RuntimeDefault the seccomp profile of containers
+	// that set none (the kubelet's --seccomp-default).
+	SeccompDefault bool
 }
 
 // plan rebuilds the validated pod plan from the record.
@@ -84,7 +92,7 @@ func Supervise(l Layout, rec *Record, opts SuperviseOptions) error {
 	}
 
 	clk := clock.RealClock{}
-	events := &eventLog{path: paths.EventsFile(), now: clk.Now}
+	events := &eventLog{path: paths.EventsFile(), fallback: paths.RunEventsFile(), now: clk.Now}
 	pub := &publisher{paths: paths, pod: rec.Pod, log: log}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -134,7 +142,7 @@ func Supervise(l Layout, rec *Record, opts SuperviseOptions) error {
 		}
 	}
 	events.add("Normal", "SandboxReady", "", "Pod sandbox created (IP %s)", sb.net.PodIP)
-	runner := &podRunner{l: l, paths: paths, plan: plan, sb: sb, store: store, events: events, pulls: map[string]*pull{}}
+	runner := &podRunner{l: l, paths: paths, plan: plan, sb: sb, store: store, events: events, pulls: map[string]*pull{}, opts: opts}
 	runner.prepull(ctx)
 	m.runner = runner
 	m.sandboxReady = true

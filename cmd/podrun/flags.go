@@ -7,8 +7,10 @@ import (
 	"strconv"
 
 	"github.com/urfave/cli/v2"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/podrun/podrun/runtime"
+	"github.com/podrun/podrun/runtime/logs"
 )
 
 func globalFlags() []cli.Flag {
@@ -24,7 +26,27 @@ func globalFlags() []cli.Flag {
 		&cli.DurationFlag{Name: "crashloop-backoff-initial", Value: runtime.DefaultBackoffInitial, Usage: "the first restart backoff (the kubelet's is 10s)"},
 		&cli.DurationFlag{Name: "crashloop-backoff-max", Value: runtime.DefaultBackoffMax, Usage: "the restart backoff cap (the kubelet's is 5m)"},
 		&cli.Int64Flag{Name: "pids-limit", Value: 0, Usage: "pids limit of each pod cgroup (0 = unlimited)"},
+		&cli.StringFlag{Name: "container-log-max-size", Value: "10Mi", Usage: "the size (a quantity: 10Mi, 500Ki) at which a container's log is rotated, as the kubelet's"},
+		&cli.IntFlag{Name: "container-log-max-files", Value: logs.DefaultMaxFiles, Usage: "how many log files a container run keeps, the live one included (at least 2), as the kubelet's"},
+		&cli.BoolFlag{Name: "seccomp-default", Usage: "give containers that set no seccomp profile the RuntimeDefault profile, as the kubelet's --seccomp-default"},
 	}
+}
+
+// logPolicy is the container log rotation policy of the global flags,
+// checked as the kubelet checks its own (NewContainerLogManager).
+func logPolicy(c *cli.Context) (maxSize int64, maxFiles int, err error) {
+	q, err := resource.ParseQuantity(c.String("container-log-max-size"))
+	if err != nil {
+		return 0, 0, usageError("--container-log-max-size %q: failed to parse container log max size: %v", c.String("container-log-max-size"), err)
+	}
+	if q.Sign() <= 0 {
+		return 0, 0, usageError("--container-log-max-size %q: must be positive", c.String("container-log-max-size"))
+	}
+	maxFiles = c.Int("container-log-max-files")
+	if maxFiles < 2 {
+		return 0, 0, usageError("--container-log-max-files %d: must be equal to or greater than 2", maxFiles)
+	}
+	return q.Value(), maxFiles, nil
 }
 
 func setupLogging(c *cli.Context) error {
@@ -33,7 +55,8 @@ func setupLogging(c *cli.Context) error {
 		return cli.Exit(fmt.Sprintf("--log-level %q: want debug, info, warn or error", c.String("log-level")), exitUsage)
 	}
 	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})))
-	return nil
+	_, _, err := logPolicy(c)
+	return err
 }
 
 func layout(c *cli.Context) runtime.Layout {
@@ -68,6 +91,9 @@ func globalArgs(c *cli.Context) []string {
 		"--crashloop-backoff-initial", c.Duration("crashloop-backoff-initial").String(),
 		"--crashloop-backoff-max", c.Duration("crashloop-backoff-max").String(),
 		"--pids-limit", strconv.FormatInt(c.Int64("pids-limit"), 10),
+		"--container-log-max-size", c.String("container-log-max-size"),
+		"--container-log-max-files", strconv.Itoa(c.Int("container-log-max-files")),
+		"--seccomp-default=" + strconv.FormatBool(c.Bool("seccomp-default")),
 	}
 }
 

@@ -29,11 +29,18 @@ func superviseCommand() *cli.Command {
 			}
 			// apply passes the write end of its readiness pipe as fd 3.
 			ready := os.NewFile(3, "ready")
+			logMaxSize, logMaxFiles, err := logPolicy(c)
+			if err != nil {
+				return err
+			}
 			return runtime.Supervise(l, rec, runtime.SuperviseOptions{
 				BackoffInitial: c.Duration("crashloop-backoff-initial"),
 				BackoffMax:     c.Duration("crashloop-backoff-max"),
 				PidsLimit:      c.Int64("pids-limit"),
 				Ready:          ready,
+				LogMaxSize:     logMaxSize,
+				LogMaxFiles:    logMaxFiles,
+				SeccompDefault: c.Bool("seccomp-default"),
 			})
 		},
 	}
