@@ -24,6 +24,7 @@ import (
 	"github.com/podrun/podrun/podspec"
 	"github.com/podrun/podrun/runtime/image"
 	"github.com/podrun/podrun/runtime/logs"
+	"github.com/podrun/podrun/volumes"
 )
 
 // podRunner starts a pod's containers in its sandbox with libcontainer.
@@ -241,11 +242,7 @@ func (r *podRunner) containerConfig(c *corev1.Container, img *image.Image, id, r
 	}
 	mounts := r.podMounts(c, cdir)
 	for _, m := range volMounts {
-		opts := []string{"rbind", m.Propagation}
-		if m.ReadOnly {
-			opts = append(opts, "ro")
-		}
-		mounts = append(mounts, specs.Mount{Destination: m.Destination, Type: "bind", Source: m.Source, Options: opts})
+		mounts = append(mounts, volumeMountSpec(m))
 	}
 	cfg := &containerConfig{
 		ID:          id,
@@ -294,6 +291,22 @@ func (r *podRunner) containerConfig(c *corev1.Container, img *image.Image, id, r
 	adj := restrictOOMScoreAdj(oomScoreAdj(r.plan, c))
 	cfg.OOMScoreAdj = &adj
 	return cfg, nil
+}
+
+// volumeMountSpec is the OCI mount of a volume, with every option computed
+// for it, as containerd's CRI plugin builds it (WithMounts): "rro" makes
+// runc set MOUNT_ATTR_RDONLY with AT_RECURSIVE, so submounts are read-only
+// too, and bindMountOptions (noexec, nodev, nosuid) are bind flags.
+func volumeMountSpec(m volumes.Mount) specs.Mount {
+	opts := []string{"rbind", m.Propagation}
+	if m.ReadOnly {
+		opts = append(opts, "ro")
+	}
+	if m.RecursiveReadOnly {
+		opts = append(opts, "rro")
+	}
+	opts = append(opts, m.Options...)
+	return specs.Mount{Destination: m.Destination, Type: "bind", Source: m.Source, Options: opts}
 }
 
 // podMounts are the files the runtime itself gives every container: /etc/hosts,
