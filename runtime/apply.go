@@ -105,7 +105,16 @@ func Apply(l Layout, plan *podspec.Plan, opts ApplyOptions) (*ApplyResult, error
 		prev, _ := os.ReadFile(old.Paths.appliedFile())
 		if string(prev) == hash && old.Lost() {
 			// Applied again after its supervisor was lost: run the same pod again,
-			// from its first init container, as a node does after a reboot.
+			// from its first init container, as a node does after a reboot. A
+			// reboot took the Secrets (kept under the run root) with it; the
+			// manifest has them again, the same ones (the hash says so).
+			old.Objects.Secrets = nil
+			for _, s := range plan.Secrets {
+				old.Objects.Secrets = append(old.Objects.Secrets, s)
+			}
+			if err := writeSecrets(old.Paths, old.Objects.Secrets); err != nil {
+				return nil, err
+			}
 			if err := revive(l, old, opts); err != nil {
 				return nil, err
 			}
@@ -147,6 +156,7 @@ func Apply(l Layout, plan *podspec.Plan, opts ApplyOptions) (*ApplyResult, error
 	}
 	if err := createRecord(paths, pod, objs); err != nil {
 		_ = os.RemoveAll(paths.Dir)
+		_ = os.RemoveAll(paths.RunDir)
 		return nil, err
 	}
 	_ = os.WriteFile(paths.appliedFile(), []byte(hash), 0o644)

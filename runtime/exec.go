@@ -25,8 +25,9 @@ type processSpec struct {
 	Sgids []int    `json:"sgids,omitempty"`
 }
 
+// processFile is under the run root: the environment may hold Secret values.
 func (p PodPaths) processFile(container string) string {
-	return filepath.Join(p.ContainerDir(container), "process.json")
+	return filepath.Join(p.RunDir, "process", container+".json")
 }
 
 // ExecOptions are the streams of an exec'd process. With TTY the process gets

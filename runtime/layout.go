@@ -60,6 +60,10 @@ func (l Layout) Pod(namespace, name, uid string) PodPaths {
 func (p PodPaths) SpecFile() string    { return filepath.Join(p.Dir, "pod.json") }
 func (p PodPaths) StatusFile() string  { return filepath.Join(p.Dir, "status.json") }
 func (p PodPaths) ObjectsFile() string { return filepath.Join(p.Dir, "objects.json") }
+
+// SecretsFile keeps the pod's Secrets under the run root (in memory on a
+// host whose /run is a tmpfs), never under --root, as the kubelet keeps them.
+func (p PodPaths) SecretsFile() string { return filepath.Join(p.RunDir, "secrets.json") }
 func (p PodPaths) EventsFile() string  { return filepath.Join(p.Dir, "events.jsonl") }
 func (p PodPaths) DeleteFile() string  { return filepath.Join(p.Dir, "delete.json") }
 func (p PodPaths) SupervisorLog() string {

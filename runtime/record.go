@@ -74,10 +74,28 @@ func createRecord(paths PodPaths, pod *corev1.Pod, objs *Objects) error {
 	if err := writeJSON(paths.SpecFile(), spec); err != nil {
 		return fmt.Errorf("writing pod record: %w", err)
 	}
-	if err := writeJSON(paths.ObjectsFile(), objs); err != nil {
+	if err := writeJSON(paths.ObjectsFile(), &Objects{ConfigMaps: objs.ConfigMaps}); err != nil {
+		return fmt.Errorf("writing pod record: %w", err)
+	}
+	if err := writeSecrets(paths, objs.Secrets); err != nil {
 		return fmt.Errorf("writing pod record: %w", err)
 	}
 	return writeJSON(paths.StatusFile(), pod.Status)
+}
+
+// writeSecrets keeps the pod's Secrets under the run root, readable by root only.
+func writeSecrets(paths PodPaths, secrets []*corev1.Secret) error {
+	if len(secrets) == 0 {
+		return nil
+	}
+	if err := os.MkdirAll(paths.RunDir, 0o700); err != nil {
+		return err
+	}
+	data, err := json.Marshal(secrets)
+	if err != nil {
+		return err
+	}
+	return atomicwriter.WriteFile(paths.SecretsFile(), data, 0o600)
 }
 
 // loadRecord reads a pod record directory.
@@ -94,6 +112,11 @@ func loadRecord(l Layout, dir string) (*Record, error) {
 	if err := readJSON(r.Paths.ObjectsFile(), r.Objects); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
+	var secrets []*corev1.Secret
+	if err := readJSON(r.Paths.SecretsFile(), &secrets); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	r.Objects.Secrets = append(r.Objects.Secrets, secrets...)
 	var del DeleteRequest
 	if err := readJSON(r.Paths.DeleteFile(), &del); err == nil && pod.DeletionTimestamp == nil {
 		pod.DeletionTimestamp = &del.Timestamp

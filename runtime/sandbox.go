@@ -160,9 +160,10 @@ func setupSandbox(ctx context.Context, l Layout, paths PodPaths, plan *podspec.P
 
 	var volNotes []string
 	sb.volumes, volNotes, err = volumes.Setup(pod, volumes.Options{
-		PodDir:  paths.Dir,
-		Objects: volumes.Objects{ConfigMaps: plan.ConfigMaps, Secrets: plan.Secrets},
-		Fields:  fieldResolver{plan: plan, rt: sb.runtimeInfo()},
+		PodDir:    paths.Dir,
+		MemoryDir: paths.RunDir, // Secret values stay in memory, off --root
+		Objects:   volumes.Objects{ConfigMaps: plan.ConfigMaps, Secrets: plan.Secrets},
+		Fields:    fieldResolver{plan: plan, rt: sb.runtimeInfo()},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("setting up volumes: %w", err)
@@ -199,6 +200,9 @@ func teardownSandbox(l Layout, paths PodPaths, uid string) error {
 		}
 	}
 	if err := volumes.Teardown(paths.Dir); err != nil {
+		errs = append(errs, fmt.Errorf("removing volumes: %w", err))
+	}
+	if err := volumes.Teardown(paths.RunDir); err != nil {
 		errs = append(errs, fmt.Errorf("removing volumes: %w", err))
 	}
 	if err := network.Teardown(l.networkConfig(), uid); err != nil {

@@ -253,7 +253,7 @@ func (s *Set) bindSubPath(vol *Volume, subPath, container string, index int) (st
 		return "", fmt.Errorf("stat subPath %s: %w", subPath, err)
 	}
 
-	target := filepath.Join(s.podDir, subPathsDirName, vol.Name, container, strconv.Itoa(index))
+	target := filepath.Join(s.memDir, subPathsDirName, vol.Name, container, strconv.Itoa(index))
 	mounted, err := mountinfo.Mounted(target)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return "", fmt.Errorf("checking %s for mount: %w", target, err)
