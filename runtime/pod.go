@@ -177,6 +177,9 @@ func (r *podRunner) Start(ctx context.Context, c *corev1.Container, restartCount
 		_ = image.UnmountRootfs(rootfs)
 		return nil, &startError{Reason: "CreateContainerConfigError", Waiting: true, Message: err.Error()}
 	}
+	if err := os.MkdirAll(filepath.Dir(r.paths.processFile(c.Name)), 0o700); err != nil {
+		return fail(err)
+	}
 	if err := writeJSON(r.paths.processFile(c.Name), processSpec{Env: cfg.Env, Cwd: cfg.Cwd, UID: cfg.User.Uid, GID: cfg.User.Gid, Sgids: cfg.User.Sgids}); err != nil {
 		return fail(err)
 	}
