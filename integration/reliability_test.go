@@ -212,7 +212,9 @@ spec:
 	if err := os.Remove(filler); err != nil {
 		t.Fatal(err)
 	}
-	out = wait("the count", func(s string) bool { return regexp.MustCompile(`\d+ bytes \(\d+ lines\) of output of container app were lost`).MatchString(s) })
+	out = wait("the count", func(s string) bool {
+		return regexp.MustCompile(`\d+ bytes \(\d+ lines\) of output of container app were lost`).MatchString(s)
+	})
 	m := regexp.MustCompile(`(\d+) bytes \((\d+) lines\) of output`).FindStringSubmatch(out)
 	if m == nil || m[2] == "0" {
 		t.Errorf("describe after the disk has room again:\n%s", out)
