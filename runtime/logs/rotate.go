@@ -302,6 +302,7 @@ func tailHistory(segs []*segment, need int64) ([]*segment, error) {
 	for i := len(segs) - 1; i >= 0 && need > 0; i-- {
 		n, err := segs[i].countLines()
 		if err != nil {
+			closeSegments(segs)
 			return nil, fmt.Errorf("reading log %s: %w", segs[i].path, err)
 		}
 		first = i
