@@ -17,6 +17,8 @@ import (
 	"go.podman.io/image/v5/pkg/compression"
 	"go.podman.io/storage/pkg/archive"
 	"golang.org/x/sys/unix"
+
+	"github.com/podrun/podrun/internal/lockwait"
 )
 
 // unpackedLayers counts layers this process has unpacked (tests check each is done once).
@@ -32,7 +34,10 @@ func (s *Store) ensureLayer(ctx context.Context, diffID, blob digest.Digest, kno
 	// One unpacker per layer across goroutines and processes; the others wait and reuse.
 	l := flock.New(s.lockPath("layer-" + diffID.Encoded() + ".lock"))
 	defer l.Close()
-	if _, err := l.TryLockContext(ctx, lockPoll); err != nil {
+	stop := lockwait.Notice(l.Path())
+	_, err := l.TryLockContext(ctx, lockPoll)
+	stop()
+	if err != nil {
 		return 0, fmt.Errorf("locking layer %s: %w", diffID, err)
 	}
 	if _, err := os.Stat(dir); err == nil {

@@ -20,6 +20,8 @@ import (
 	"go.podman.io/image/v5/signature"
 	"go.podman.io/image/v5/transports"
 	"go.podman.io/image/v5/types"
+
+	"github.com/podrun/podrun/internal/lockwait"
 )
 
 // PullOptions configure Pull.
@@ -151,7 +153,10 @@ func (s *Store) pull(ctx context.Context, named reference.Named, opts PullOption
 		return nil, fmt.Errorf("locking %s: %w", nameLock.Path(), err)
 	}
 	if !locked {
-		if _, err := nameLock.TryLockContext(ctx, lockPoll); err != nil {
+		stop := lockwait.Notice(nameLock.Path())
+		_, err := nameLock.TryLockContext(ctx, lockPoll)
+		stop()
+		if err != nil {
 			return nil, fmt.Errorf("waiting for another pull of %s: %w", name, err)
 		}
 		after, err := s.nameState(name)

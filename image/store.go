@@ -17,6 +17,8 @@ import (
 	digest "github.com/opencontainers/go-digest"
 	v1 "github.com/opencontainers/image-spec/specs-go/v1"
 	"go.podman.io/image/v5/docker/reference"
+
+	"github.com/podrun/podrun/internal/lockwait"
 )
 
 // Errors callers test with errors.Is.
@@ -115,6 +117,7 @@ func (s *Store) cleanTmpIfIdle() {
 // layers, so Remove and Prune (exclusive) never collect what is not indexed yet.
 func (s *Store) lockShared(ctx context.Context) (*flock.Flock, error) {
 	l := flock.New(s.lockPath("store.lock"))
+	defer lockwait.Notice(l.Path())()
 	if _, err := l.TryRLockContext(ctx, lockPoll); err != nil {
 		l.Close()
 		return nil, fmt.Errorf("locking image store %s: %w", s.root, err)
@@ -124,6 +127,8 @@ func (s *Store) lockShared(ctx context.Context) (*flock.Flock, error) {
 
 func (s *Store) lockExclusive() (*flock.Flock, error) {
 	l := flock.New(s.lockPath("store.lock"))
+	stop := lockwait.Notice(l.Path())
+	defer stop()
 	if err := l.Lock(); err != nil {
 		return nil, fmt.Errorf("locking image store %s: %w", s.root, err)
 	}
@@ -182,9 +187,12 @@ func (s *Store) readIndex() (*index, error) {
 // unless fn fails.
 func (s *Store) updateIndex(fn func(*index) error) error {
 	l := flock.New(s.lockPath("index.lock"))
+	stop := lockwait.Notice(l.Path())
 	if err := l.Lock(); err != nil {
+		stop()
 		return fmt.Errorf("locking image index: %w", err)
 	}
+	stop()
 	defer l.Unlock()
 	ix, err := s.readIndex()
 	if err != nil {

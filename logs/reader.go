@@ -52,14 +52,18 @@ const (
 var errMaximumWrite = errors.New("maximum write")
 
 // Read writes the log at path to stdout and stderr, each record to its
-// stream (a nil writer drops that stream). Without Follow it prints what the
-// file holds and returns; a missing file is an error (wrapping fs.ErrNotExist).
+// stream (a nil writer drops that stream). The log's rotated files (see
+// WriterOptions) are read first, oldest first, so the output is the run's
+// whole retained log. Without Follow it prints what the files hold and
+// returns; a missing file is an error (wrapping fs.ErrNotExist).
 //
 // With Follow, it waits for the file to appear, prints what it holds, and
 // keeps printing new records until done() returns true, then prints the rest
-// and returns nil. done must only return true once the container has exited
-// and its Relay calls have returned (the file is complete); it may be nil,
-// and then Read follows until ctx ends, returning ctx.Err().
+// and returns nil; when the file is rotated meanwhile it finishes the rotated
+// file and goes on with the new one, as the kubelet's ReadLogs does. done
+// must only return true once the container has exited and its Relay calls
+// have returned (the file is complete); it may be nil, and then Read follows
+// until ctx ends, returning ctx.Err().
 func Read(ctx context.Context, path string, opts Options, stdout, stderr io.Writer, done func() bool) error {
 	wt := &waiter{path: path, dir: filepath.Dir(path)}
 	defer wt.close()
@@ -71,27 +75,52 @@ func Read(ctx context.Context, path string, opts Options, stdout, stderr io.Writ
 	if err != nil {
 		return err
 	}
-	defer f.Close()
+	rf := &rotationFollower{path: path}
+	defer func() {
+		f.Close()
+		if rf.next != nil {
+			rf.next.Close()
+		}
+		closeSegments(rf.queue)
+	}()
 
-	start, err := tailStart(f, opts.Tail)
+	start, found, err := tailStartCount(f, opts.Tail)
 	if err != nil {
 		return fmt.Errorf("finding the last %d lines of log %s: %w", opts.Tail, path, err)
 	}
+	history, err := openHistory(path, f)
+	if err != nil {
+		return err
+	}
+	if opts.Tail >= 0 {
+		if history, err = tailHistory(history, opts.Tail-found); err != nil {
+			return err
+		}
+	}
+	defer closeSegments(history)
+
+	out := newOutput(stdout, stderr, opts)
+	sink := &recordSink{path: path, out: out, first: true, limited: opts.Tail >= 0 && !opts.Follow, left: opts.Tail}
+	var scratch []byte
+	for _, seg := range history {
+		stop, err := sink.segment(seg, &scratch)
+		if err != nil {
+			return errors.Join(err, out.flush())
+		}
+		if stop {
+			return out.flush()
+		}
+	}
+
 	if _, err := f.Seek(start, io.SeekStart); err != nil {
 		return fmt.Errorf("seeking to %d in log %s: %w", start, path, err)
 	}
-
-	out := newOutput(stdout, stderr, opts)
 	r := bufio.NewReaderSize(f, readBufSize)
-	var scratch []byte
-	limited := opts.Tail >= 0 && !opts.Follow
-	left := opts.Tail
 	final := !opts.Follow // once set, the next EOF ends the read
-	first := true
 	records := 0
 	var lastDone time.Time
 	for {
-		if limited && left == 0 {
+		if sink.full() {
 			return out.flush()
 		}
 		line, rerr := readRecord(r, &scratch)
@@ -109,6 +138,12 @@ func Read(ctx context.Context, path string, opts Options, stdout, stderr io.Writ
 			if err := out.flush(); err != nil {
 				return err
 			}
+			if switched, err := rf.check(&f, r, sink, &scratch); err != nil || switched {
+				if err != nil {
+					return ignoreMaximumWrite(err, out)
+				}
+				continue
+			}
 			// done() is checked before the last pass, so records written before
 			// it turned true are still read. It may be costly (it reads the
 			// pod's status), so a log that changes often does not call it at every change.
@@ -124,37 +159,195 @@ func Read(ctx context.Context, path string, opts Options, stdout, stderr io.Writ
 			}
 			continue
 		}
-		if rerr != nil && len(line) == 0 {
-			return out.flush()
-		}
-		// A complete record, or (at the final EOF) an incomplete last one,
-		// which the kubelet prints too.
-		rec, err := parseRecord(line)
-		if err != nil {
-			if first {
-				// The kubelet fails when the first line is not a log format it knows.
-				return errors.Join(fmt.Errorf("reading log %s: unsupported log format %q: %w", path, line[:min(len(line), 80)], err), out.flush())
+		if len(line) > 0 {
+			// A complete record, or (at the final EOF) an incomplete last one,
+			// which the kubelet prints too.
+			stop, err := sink.take(line)
+			if err != nil {
+				return errors.Join(err, out.flush())
 			}
-			// Later malformed lines are skipped, as the kubelet does.
-			continue
-		}
-		first = false
-		if err := out.write(&rec); err != nil {
-			if errors.Is(err, errMaximumWrite) {
+			if stop {
 				return out.flush()
 			}
-			return errors.Join(fmt.Errorf("writing log %s: %w", path, err), out.flush())
-		}
-		if limited {
-			left--
 		}
 		if rerr != nil {
+			// The final EOF: a follower goes on with the live file if its
+			// file was rotated before the container ended.
+			if opts.Follow {
+				if switched, err := rf.check(&f, r, sink, &scratch); err != nil || switched {
+					if err != nil {
+						return ignoreMaximumWrite(err, out)
+					}
+					continue
+				}
+			}
 			return out.flush()
 		}
 		if records++; opts.Follow && records%ctxCheckEvery == 0 {
 			if err := ctx.Err(); err != nil {
 				return errors.Join(err, out.flush())
 			}
+		}
+	}
+}
+
+// ignoreMaximumWrite ends a read: errMaximumWrite (joined with a real error
+// or not) says the output is complete.
+func ignoreMaximumWrite(err error, out *output) error {
+	if errors.Is(err, errMaximumWrite) {
+		var errs []error
+		if j, ok := err.(interface{ Unwrap() []error }); ok {
+			for _, e := range j.Unwrap() {
+				if !errors.Is(e, errMaximumWrite) {
+					errs = append(errs, e)
+				}
+			}
+		}
+		return errors.Join(append(errs, out.flush())...)
+	}
+	return errors.Join(err, out.flush())
+}
+
+// rotationFollower moves a follower on from a log file that was rotated away.
+type rotationFollower struct {
+	path  string
+	next  *os.File   // the new live file
+	queue []*segment // files rotated after ours and before next
+}
+
+// check is called at EOF. The first call that sees a new file at path opens
+// it, and the files rotated between ours and it, and returns true: the old
+// file is then read to its end (the writer may have written to it just
+// before the rotation). The call at the old file's next EOF renders the
+// files in between and switches to the new one.
+func (rf *rotationFollower) check(f **os.File, r *bufio.Reader, sink *recordSink, scratch *[]byte) (bool, error) {
+	if rf.next != nil {
+		(*f).Close()
+		*f, rf.next = rf.next, nil
+		r.Reset(*f)
+		queue := rf.queue
+		rf.queue = nil
+		defer closeSegments(queue)
+		for _, seg := range queue {
+			if stop, err := sink.segment(seg, scratch); err != nil || stop {
+				return true, errors.Join(err, errMaximumWrite)
+			}
+		}
+		return true, nil
+	}
+	cur, err := (*f).Stat()
+	if err != nil {
+		return false, fmt.Errorf("reading log %s: %w", rf.path, err)
+	}
+	st, err := os.Stat(rf.path)
+	if err != nil || os.SameFile(cur, st) {
+		return false, nil // not rotated (or the new file is not there yet)
+	}
+	nf, err := os.Open(rf.path)
+	if err != nil {
+		return false, nil
+	}
+	segs, _ := openHistory(rf.path, nf)
+	own := ownSegment(*f, segs)
+	closeSegments(segs[:own+1])
+	rf.next, rf.queue = nf, segs[own+1:]
+	return true, nil
+}
+
+// ownSegment finds the rotated file that f was: the same file, else (it was
+// compressed since) the one that starts with the same record. It returns -1
+// when f's file is gone, which rotation does to the oldest files only.
+func ownSegment(f *os.File, segs []*segment) int {
+	fi, err := f.Stat()
+	if err != nil {
+		return -1
+	}
+	for i, s := range segs {
+		if si, err := s.f.Stat(); err == nil && os.SameFile(fi, si) {
+			return i
+		}
+	}
+	first := firstLine(f)
+	if len(first) == 0 {
+		return -1
+	}
+	for i, s := range segs {
+		if r, err := s.reader(); err == nil && bytes.Equal(firstLine(r), first) {
+			return i
+		}
+	}
+	return -1
+}
+
+// firstLine returns the first record of a log (at most one read buffer of it).
+func firstLine(r io.Reader) []byte {
+	if f, ok := r.(*os.File); ok {
+		r = io.NewSectionReader(f, 0, readBufSize)
+	}
+	line, _ := bufio.NewReaderSize(r, readBufSize).ReadSlice('\n')
+	return append([]byte(nil), line...)
+}
+
+// recordSink renders the records of one read: it parses lines, skips bad
+// ones as the kubelet does, and counts toward Tail.
+type recordSink struct {
+	path    string
+	out     *output
+	first   bool
+	limited bool
+	left    int64
+}
+
+func (s *recordSink) full() bool { return s.limited && s.left == 0 }
+
+// take renders one line; stop says the read is complete.
+func (s *recordSink) take(line []byte) (stop bool, err error) {
+	if s.full() {
+		return true, nil
+	}
+	rec, err := parseRecord(line)
+	if err != nil {
+		if s.first {
+			// The kubelet fails when the first line is not a log format it knows.
+			return true, fmt.Errorf("reading log %s: unsupported log format %q: %w", s.path, line[:min(len(line), 80)], err)
+		}
+		// Later malformed lines are skipped, as the kubelet does.
+		return false, nil
+	}
+	s.first = false
+	if err := s.out.write(&rec); err != nil {
+		if errors.Is(err, errMaximumWrite) {
+			return true, nil
+		}
+		return true, fmt.Errorf("writing log %s: %w", s.path, err)
+	}
+	if s.limited {
+		s.left--
+	}
+	return false, nil
+}
+
+// segment renders a rotated file after skipping its first seg.skip records.
+func (s *recordSink) segment(seg *segment, scratch *[]byte) (bool, error) {
+	rd, err := seg.reader()
+	if err != nil {
+		return false, fmt.Errorf("reading log %s: %w", seg.path, err)
+	}
+	r := bufio.NewReaderSize(rd, readBufSize)
+	for skip := seg.skip; ; {
+		line, rerr := readRecord(r, scratch)
+		if rerr != nil && !errors.Is(rerr, io.EOF) {
+			return false, fmt.Errorf("reading log %s: %w", seg.path, rerr)
+		}
+		if len(line) > 0 {
+			if skip > 0 {
+				skip--
+			} else if stop, err := s.take(line); err != nil || stop {
+				return stop, err
+			}
+		}
+		if rerr != nil {
+			return false, nil
 		}
 	}
 }
@@ -204,12 +397,18 @@ func readRecord(r *bufio.Reader, scratch *[]byte) ([]byte, error) {
 // tail.FindTailLineStartIndex does: n < 0 means the start of the file, and an
 // unterminated last line is not counted.
 func tailStart(f *os.File, n int64) (int64, error) {
+	off, _, err := tailStartCount(f, n)
+	return off, err
+}
+
+// tailStartCount is tailStart that also says how many of the n lines it found.
+func tailStartCount(f *os.File, n int64) (int64, int64, error) {
 	if n < 0 {
-		return 0, nil
+		return 0, 0, nil
 	}
 	fi, err := f.Stat()
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	buf := make([]byte, readBufSize)
 	var seen int64
@@ -217,7 +416,7 @@ func tailStart(f *os.File, n int64) (int64, error) {
 		start := max(0, end-int64(len(buf)))
 		b := buf[:end-start]
 		if _, err := f.ReadAt(b, start); err != nil && !errors.Is(err, io.EOF) {
-			return 0, err
+			return 0, 0, err
 		}
 		for {
 			i := bytes.LastIndexByte(b, '\n')
@@ -225,13 +424,13 @@ func tailStart(f *os.File, n int64) (int64, error) {
 				break
 			}
 			if seen++; seen > n {
-				return start + int64(i) + 1, nil
+				return start + int64(i) + 1, n, nil
 			}
 			b = b[:i]
 		}
 		end = start
 	}
-	return 0, nil
+	return 0, seen, nil
 }
 
 // output renders records onto the two streams per Options.

@@ -49,15 +49,69 @@ type Writer struct {
 	path   string
 	maxLen int
 	now    func() time.Time
+	opts   WriterOptions
 
 	mu     sync.Mutex
 	f      *os.File
+	size   int64 // of the live file
 	closed bool
+	// retryRotateAt is the size at which a failed rotation is tried again.
+	retryRotateAt int64
+	// dropping is the ongoing loss: output that could not be written.
+	dropping *Notice
+	dropped  [2]int64 // bytes and records lost over the writer's life
+
+	compressing sync.WaitGroup
+	lastRotated struct {
+		ts  string
+		seq int
+	}
+}
+
+// WriterOptions are the log's rotation policy and where its trouble is reported.
+type WriterOptions struct {
+	// MaxSize is the size at which the log is rotated (0: never), the
+	// kubelet's --container-log-max-size.
+	MaxSize int64
+	// MaxFiles is how many files the log may have, the live one included
+	// (the kubelet's --container-log-max-files; at least 2 when MaxSize is set).
+	MaxFiles int
+	// Notify, when set, is told about output that could not be written (so
+	// that it is reported, never dropped silently) and about failed
+	// rotations. It may be called with the writer's lock held, and from a
+	// goroutine of the writer: it must not call the writer.
+	Notify func(Notice)
+}
+
+// NoticeKind says what a Notice reports.
+type NoticeKind int
+
+const (
+	// DropStarted: a write failed; from now on lost output is counted.
+	DropStarted NoticeKind = iota
+	// DropEnded: writing works again (or the log was closed); Bytes and
+	// Records say how much output was lost since DropStarted.
+	DropEnded
+	// RotateFailed: the log could not be rotated or compressed; writing goes on.
+	RotateFailed
+)
+
+// Notice is a problem with the log that its owner should report.
+type Notice struct {
+	Kind           NoticeKind
+	Bytes, Records int64
+	Err            error
 }
 
 // Create creates the log file's directories and opens the file for appending,
-// as containerd does (O_APPEND|O_CREATE, mode 0640).
-func Create(path string) (*Writer, error) {
+// as containerd does (O_APPEND|O_CREATE, mode 0640). The log is never rotated.
+func Create(path string) (*Writer, error) { return Open(path, WriterOptions{}) }
+
+// Open is Create with a rotation policy and a place to report trouble.
+func Open(path string, opts WriterOptions) (*Writer, error) {
+	if opts.MaxSize > 0 && opts.MaxFiles < 2 {
+		return nil, fmt.Errorf("opening log %s: at least 2 log files are needed to rotate, not %d", path, opts.MaxFiles)
+	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
 		return nil, fmt.Errorf("creating directory for log %s: %w", path, err)
 	}
@@ -65,7 +119,18 @@ func Create(path string) (*Writer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening log %s: %w", path, err)
 	}
-	return &Writer{path: path, maxLen: MaxLineSize, now: time.Now, f: f}, nil
+	w := &Writer{path: path, maxLen: MaxLineSize, now: time.Now, f: f, opts: opts}
+	if fi, err := f.Stat(); err == nil {
+		w.size = fi.Size()
+	}
+	return w, nil
+}
+
+// Dropped is how much output could not be written over the writer's life.
+func (w *Writer) Dropped() (bytes, records int64) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.dropped[0], w.dropped[1]
 }
 
 // Path is the log file's path.
@@ -104,14 +169,17 @@ func (w *Writer) Relay(stream string, r io.Reader) error {
 	}
 }
 
-// Close closes the log file. Call it after every Relay has returned.
+// Close closes the log file, after any compression of rotated files has
+// finished, and reports output lost until then. Call it after every Relay has returned.
 func (w *Writer) Close() error {
+	w.compressing.Wait()
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.closed {
 		return nil
 	}
 	w.closed = true
+	w.endDrop()
 	if err := w.f.Close(); err != nil {
 		return fmt.Errorf("closing log %s: %w", w.path, err)
 	}
@@ -119,15 +187,82 @@ func (w *Writer) Close() error {
 }
 
 // write appends a batch of whole records under the lock, so the two streams'
-// records never interleave inside a record.
+// records never interleave inside a record. With a MaxSize the log is
+// rotated at a record boundary before it would grow past it.
 func (w *Writer) write(b []byte) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.closed {
 		return os.ErrClosed
 	}
-	_, err := w.f.Write(b)
-	return err
+	var first error
+	for len(b) > 0 {
+		n := len(b)
+		if maxSize := w.opts.MaxSize; maxSize > 0 && w.size+int64(n) > maxSize {
+			if w.size == 0 {
+				// As many whole records as fit, and at least one.
+				if i := bytes.LastIndexByte(b[:min(int64(n), maxSize)], '\n'); i >= 0 {
+					n = i + 1
+				} else if i := bytes.IndexByte(b, '\n'); i >= 0 {
+					n = i + 1
+				}
+			} else if i := bytes.LastIndexByte(b[:min(int64(n), max(maxSize-w.size, 0))], '\n'); i >= 0 {
+				n = i + 1 // what fits before rotating
+			} else if w.size >= w.retryRotateAt {
+				if err := w.rotate(); err != nil {
+					w.retryRotateAt = w.size + maxSize
+					w.notify(Notice{Kind: RotateFailed, Err: err})
+				} else {
+					w.retryRotateAt = 0
+					continue
+				}
+			}
+		}
+		if err := w.put(b[:n]); err != nil && first == nil {
+			first = err
+		}
+		b = b[n:]
+	}
+	return first
+}
+
+// put writes whole records to the live file. A failed write is undone (a
+// torn record would corrupt the next one) and the lost output is counted.
+func (w *Writer) put(b []byte) error {
+	n, err := w.f.Write(b)
+	if err != nil {
+		if n > 0 {
+			_ = w.f.Truncate(w.size)
+		}
+		if w.dropping == nil {
+			w.dropping = &Notice{Kind: DropEnded, Err: err}
+			w.notify(Notice{Kind: DropStarted, Err: err})
+		}
+		lines := int64(bytes.Count(b, []byte{'\n'}))
+		w.dropping.Bytes += int64(len(b))
+		w.dropping.Records += lines
+		w.dropped[0] += int64(len(b))
+		w.dropped[1] += lines
+		return err
+	}
+	w.size += int64(n)
+	w.endDrop()
+	return nil
+}
+
+// endDrop reports the end of an ongoing loss.
+func (w *Writer) endDrop() {
+	if w.dropping != nil {
+		d := *w.dropping
+		w.dropping = nil
+		w.notify(d)
+	}
+}
+
+func (w *Writer) notify(n Notice) {
+	if w.opts.Notify != nil {
+		w.opts.Notify(n)
+	}
 }
 
 var crByte = []byte{'\r'}

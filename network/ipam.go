@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/gofrs/flock"
+
+	"github.com/podrun/podrun/internal/lockwait"
 )
 
 // podState is what Setup records about a pod, in <StateDir>/pods/<podID>.json.
@@ -52,6 +54,7 @@ func lockState(ctx context.Context, stateDir string) (*stateLock, error) {
 	// polling when many `podrun apply` run at once; ctx still bounds the wait.
 	done := make(chan error, 1)
 	go func() { done <- fl.Lock() }()
+	defer lockwait.Notice(fl.Path())()
 	select {
 	case err := <-done:
 		if err != nil {

@@ -115,6 +115,10 @@ func Load(data []byte, source string) (*Manifest, error) {
 		l.errs = append(l.errs, err)
 	}
 	for _, d := range docs {
+		if len(d.data) > MaxObjectBytes {
+			l.tooLarge(d, len(d.data))
+			continue
+		}
 		l.loadDoc(d)
 	}
 	if len(l.errs) > 0 {
@@ -125,6 +129,16 @@ func Load(data []byte, source string) (*Manifest, error) {
 		return nil, ErrorList{&LoadError{File: source, Msg: "no objects in the manifest"}}
 	}
 	return l.m, nil
+}
+
+// MaxObjectBytes is the largest object podrun accepts: the API server's
+// limit on a request body (DefaultMaxRequestSizeBytes, 3 MiB), which kubectl
+// sends one object at a time. Documents are measured before they are parsed,
+// so an oversized manifest is refused quickly and in little memory.
+const MaxObjectBytes = 3 * 1024 * 1024
+
+func (l *loader) tooLarge(d rawDoc, size int) {
+	l.fail(d.index, d.startLine, 0, "", "object is too large: %d bytes; the API server accepts at most %d bytes (3 MiB) per object (Request entity too large)", size, MaxObjectBytes)
 }
 
 type loader struct {
@@ -192,24 +206,27 @@ func (l *loader) splitJSON(data []byte) ([]rawDoc, *LoadError) {
 
 func (l *loader) splitYAML(data []byte) ([]rawDoc, *LoadError) {
 	var docs []rawDoc
-	var cur []byte
+	// A document is the run of lines between separators: a slice of data, not
+	// a copy, so that splitting a huge manifest costs no memory.
+	curFrom, curTo := -1, -1
 	curStart := 1
 	lineNo := 0
 	flush := func() {
-		if len(cur) > 0 {
-			docs = append(docs, rawDoc{index: len(docs) + 1, startLine: curStart, data: cur})
+		if curFrom >= 0 {
+			docs = append(docs, rawDoc{index: len(docs) + 1, startLine: curStart, data: data[curFrom:curTo:curTo]})
 		}
-		cur = nil
+		curFrom = -1
 	}
-	for rest := data; len(rest) > 0; {
+	for off := 0; off < len(data); {
 		lineNo++
-		end := bytes.IndexByte(rest, '\n')
-		var line []byte
-		if end < 0 {
-			line, rest = rest, nil
-		} else {
-			line, rest = rest[:end+1], rest[end+1:]
+		end := bytes.IndexByte(data[off:], '\n')
+		next := len(data)
+		if end >= 0 {
+			next = off + end + 1
 		}
+		line := data[off:next]
+		lineOff := off
+		off = next
 		if bytes.HasPrefix(line, []byte("---")) {
 			after := strings.TrimSpace(string(line[3:]))
 			if after != "" && after[0] != '#' {
@@ -220,10 +237,10 @@ func (l *loader) splitYAML(data []byte) ([]rawDoc, *LoadError) {
 			flush()
 			continue
 		}
-		if len(cur) == 0 {
-			curStart = lineNo
+		if curFrom < 0 {
+			curFrom, curStart = lineOff, lineNo
 		}
-		cur = append(cur, line...)
+		curTo = next
 	}
 	flush()
 	return docs, nil
@@ -254,6 +271,11 @@ func (l *loader) loadDoc(d rawDoc) {
 			l.fail(d.index, line, col, "", "YAML syntax error: %s", msg)
 			return
 		}
+	}
+	if len(js) > MaxObjectBytes {
+		// The API server measures the JSON kubectl sends.
+		l.tooLarge(d, len(js))
+		return
 	}
 	if root, err := parseV3(d.data); err == nil {
 		tree.root = root

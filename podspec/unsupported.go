@@ -48,6 +48,7 @@ var Unsupported = []UnsupportedField{
 	{Kind: "Pod", Path: "spec.volumes[*].gitRepo", Reason: "deprecated volume type; clone in an init container"},
 	{Kind: "Pod", Path: "spec.volumes[*].{nfs,iscsi,rbd,cephfs,glusterfs,fc,flexVolume,flocker,quobyte,storageos,scaleIO,portworxVolume,photonPersistentDisk,vsphereVolume,gcePersistentDisk,awsElasticBlockStore,azureDisk,azureFile,cinder}",
 		Reason: "network and cloud volume plugins are not supported; mount on the host and use hostPath"},
+	{Kind: "Pod", Path: "spec.volumes[*].hostPath.path", When: "relative", Reason: "a host path must be absolute: the kubelet would fail to mount it, forever", match: relativePath},
 	{Kind: "Pod", Path: "spec.volumes[*].projected.sources[*].{serviceAccountToken,clusterTrustBundle,podCertificate}", Reason: "needs the API server"},
 	{Kind: "Pod", Path: "spec.{initContainers,containers}[*].volumeDevices", Reason: "raw block devices need persistent volume claims"},
 	{Kind: "Pod", Path: "spec.{initContainers,containers}[*].resources.claims", Reason: "dynamic resource allocation needs a cluster"},

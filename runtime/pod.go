@@ -26,6 +26,7 @@ import (
 	"github.com/podrun/podrun/logs"
 	"github.com/podrun/podrun/podspec"
 	"github.com/podrun/podrun/store"
+	"github.com/podrun/podrun/volumes"
 )
 
 // podRunner starts a pod's containers in its sandbox with libcontainer.
@@ -45,6 +46,8 @@ type podRunner struct {
 	releasing sync.WaitGroup
 	releaseMu sync.Mutex
 	released  map[string]chan struct{}
+	// settings carry the log rotation policy and the seccomp default.
+	settings store.Settings
 }
 
 // waitReleased waits until the previous run of the container is released.
@@ -198,13 +201,17 @@ func (r *podRunner) Start(ctx context.Context, c *corev1.Container, restartCount
 	if err != nil {
 		return fail(err)
 	}
+	if err := os.MkdirAll(filepath.Dir(r.paths.ProcessFile(c.Name)), 0o700); err != nil {
+		return fail(err)
+	}
 	if err := store.ReplaceFile(r.paths.ProcessFile(c.Name), procData); err != nil {
 		return fail(err)
 	}
-	logw, err := logs.Create(r.paths.LogFile(c.Name, restartCount))
+	logw, err := logs.Open(r.paths.LogFile(c.Name, restartCount), r.logOptions(c))
 	if err != nil {
 		return fail(err)
 	}
+	removeOldRuns(r.paths, c.Name, restartCount)
 	r.events.Add("Normal", "Created", r.object(c), "Created container %s", c.Name)
 	output := make(chan struct{})
 	var wrote sync.Once
@@ -264,11 +271,7 @@ func (r *podRunner) containerConfig(c *corev1.Container, img *image.Image, id, r
 	}
 	mounts := r.podMounts(c, cdir)
 	for _, m := range volMounts {
-		opts := []string{"rbind", m.Propagation}
-		if m.ReadOnly {
-			opts = append(opts, "ro")
-		}
-		mounts = append(mounts, specs.Mount{Destination: m.Destination, Type: "bind", Source: m.Source, Options: opts})
+		mounts = append(mounts, volumeMountSpec(m))
 	}
 	cfg := &containerConfig{
 		ID:          id,
@@ -310,9 +313,29 @@ func (r *podRunner) containerConfig(c *corev1.Container, img *image.Image, id, r
 		}
 	}
 	cfg.Seccomp, cfg.SeccompDir = seccompProfile(r.plan.Pod, c), r.l.SeccompDir()
+	if cfg.Seccomp == nil && r.settings.SeccompDefault {
+		// The kubelet's --seccomp-default (getSeccompProfile's fallbackToRuntimeDefault).
+		cfg.Seccomp = &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}
+	}
 	adj := restrictOOMScoreAdj(oomScoreAdj(r.plan, c))
 	cfg.OOMScoreAdj = &adj
 	return cfg, nil
+}
+
+// volumeMountSpec is the OCI mount of a volume, with every option computed
+// for it, as containerd's CRI plugin builds it (WithMounts): "rro" makes
+// runc set MOUNT_ATTR_RDONLY with AT_RECURSIVE, so submounts are read-only
+// too, and bindMountOptions (noexec, nodev, nosuid) are bind flags.
+func volumeMountSpec(m volumes.Mount) specs.Mount {
+	opts := []string{"rbind", m.Propagation}
+	if m.ReadOnly {
+		opts = append(opts, "ro")
+	}
+	if m.RecursiveReadOnly {
+		opts = append(opts, "rro")
+	}
+	opts = append(opts, m.Options...)
+	return specs.Mount{Destination: m.Destination, Type: "bind", Source: m.Source, Options: opts}
 }
 
 // podMounts are the files the runtime itself gives every container: /etc/hosts,

@@ -166,9 +166,10 @@ func setupSandbox(ctx context.Context, l store.Layout, paths store.PodPaths, pla
 
 	var volNotes []string
 	sb.volumes, volNotes, err = volumes.Setup(pod, volumes.Options{
-		PodDir:  paths.Dir,
-		Objects: volumes.Objects{ConfigMaps: plan.ConfigMaps, Secrets: plan.Secrets},
-		Fields:  fieldResolver{plan: plan, rt: sb.runtimeInfo()},
+		PodDir:    paths.Dir,
+		MemoryDir: paths.RunDir, // Secret values stay in memory, off --root
+		Objects:   volumes.Objects{ConfigMaps: plan.ConfigMaps, Secrets: plan.Secrets},
+		Fields:    fieldResolver{plan: plan, rt: sb.runtimeInfo()},
 		// emptyDir medium Memory is sized from node allocatable memory (calculateEmptyDirMemorySize).
 		NodeAllocatableMemory: sb.allocatable.Memory().Value(),
 	})
@@ -232,6 +233,9 @@ func teardownSandbox(l store.Layout, paths store.PodPaths, uid string) error {
 		}
 	}
 	if err := volumes.Teardown(paths.Dir); err != nil {
+		errs = append(errs, fmt.Errorf("removing volumes: %w", err))
+	}
+	if err := volumes.Teardown(paths.RunDir); err != nil {
 		errs = append(errs, fmt.Errorf("removing volumes: %w", err))
 	}
 	if err := network.Teardown(networkConfig(l), uid); err != nil {

@@ -69,6 +69,10 @@ func (l Layout) Pod(namespace, name, uid string) PodPaths {
 func (p PodPaths) SpecFile() string    { return filepath.Join(p.Dir, "pod.json") }
 func (p PodPaths) StatusFile() string  { return filepath.Join(p.Dir, "status.json") }
 func (p PodPaths) ObjectsFile() string { return filepath.Join(p.Dir, "objects.json") }
+
+// SecretsFile keeps the pod's Secrets under the run root (in memory on a
+// host whose /run is a tmpfs), never under --root, as the kubelet keeps them.
+func (p PodPaths) SecretsFile() string { return filepath.Join(p.RunDir, "secrets.json") }
 func (p PodPaths) EventsFile() string  { return filepath.Join(p.Dir, "events.jsonl") }
 func (p PodPaths) RequestFile() string { return filepath.Join(p.RunDir, "request.json") }
 func (p PodPaths) SupervisorLog() string {
@@ -92,8 +96,9 @@ func (p PodPaths) ContainerDir(container string) string {
 func (p PodPaths) AppliedFile() string { return filepath.Join(p.Dir, "applied.sha256") }
 
 // ProcessFile is what `podrun exec` needs to run a process like the container's own.
+// ProcessFile is under the run root: the environment may hold Secret values.
 func (p PodPaths) ProcessFile(container string) string {
-	return filepath.Join(p.ContainerDir(container), "process.json")
+	return filepath.Join(p.RunDir, "process", container+".json")
 }
 
 func (p PodPaths) LockFile() string { return filepath.Join(p.RunDir, "supervisor.lock") }
@@ -101,6 +106,9 @@ func (p PodPaths) PidFile() string  { return filepath.Join(p.RunDir, "supervisor
 
 // StartTimeFile holds the supervisor's process start time (see SupervisorPid).
 func (p PodPaths) StartTimeFile() string { return filepath.Join(p.RunDir, "supervisor.start") }
+
+// RunEventsFile holds the events that could not be written to EventsFile (a full disk).
+func (p PodPaths) RunEventsFile() string { return filepath.Join(p.RunDir, "events.jsonl") }
 
 // StateRoot is libcontainer's state root for the pod's containers.
 func (p PodPaths) StateRoot() string { return filepath.Join(p.RunDir, "containers") }

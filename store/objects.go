@@ -100,8 +100,18 @@ type objectRecord struct {
 // ObjectsDir holds the host-wide objects: <root>/objects/<namespace>/<plural>/<name>.json.
 func (l Layout) ObjectsDir() string { return filepath.Join(l.Root, "objects") }
 
+// objectsDir is where objects of kind k live: Secrets under the run root (in
+// memory where /run is a tmpfs), never under --root, as the kubelet keeps
+// Secret values only in memory; a reboot forgets them until they are applied again.
+func (l Layout) objectsDir(k *Kind) string {
+	if k == SecretKind {
+		return filepath.Join(l.RunRoot, "objects")
+	}
+	return l.ObjectsDir()
+}
+
 func (l Layout) objectPath(k *Kind, namespace, name string) string {
-	return filepath.Join(l.ObjectsDir(), namespace, k.Plural, fileName(name, maxFileName-len(".json"))+".json")
+	return filepath.Join(l.objectsDir(k), namespace, k.Plural, fileName(name, maxFileName-len(".json"))+".json")
 }
 
 func (l Layout) readObject(k *Kind, path string) (object, error) {
@@ -173,9 +183,9 @@ func (l Layout) Get(k *Kind, namespace, name string) (object, error) {
 // List returns the objects of a kind in a namespace ("" = every namespace),
 // sorted by namespace and name; one that cannot be read is left out.
 func (l Layout) List(k *Kind, namespace string) ([]object, error) {
-	pattern := filepath.Join(l.ObjectsDir(), "*", k.Plural, "*.json")
+	pattern := filepath.Join(l.objectsDir(k), "*", k.Plural, "*.json")
 	if namespace != "" {
-		pattern = filepath.Join(l.ObjectsDir(), namespace, k.Plural, "*.json")
+		pattern = filepath.Join(l.objectsDir(k), namespace, k.Plural, "*.json")
 	}
 	paths, err := filepath.Glob(pattern)
 	if err != nil {

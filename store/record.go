@@ -151,7 +151,13 @@ func CreateRecord(l Layout, pod *corev1.Pod, objs *Objects, settings Settings, a
 		spec.Status = corev1.PodStatus{}
 		settings.Version = SettingsVersion
 		h := header{Version: RecordVersion, Kind: "Pod", Namespace: pod.Namespace, Name: pod.Name, UID: uid, Settings: settings}
-		for name, v := range map[string]any{"pod.json": spec, "objects.json": objs, "status.json": pod.Status, "record.json": h} {
+		// Secret values stay off --root: they are kept under the run root (in
+		// memory where /run is a tmpfs), as the kubelet keeps them only in memory.
+		if err := WriteSecrets(paths, objs.Secrets); err != nil {
+			return err
+		}
+		onDisk := &Objects{ConfigMaps: objs.ConfigMaps}
+		for name, v := range map[string]any{"pod.json": spec, "objects.json": onDisk, "status.json": pod.Status, "record.json": h} {
 			if err := WriteJSON(filepath.Join(tmp, name), v); err != nil {
 				return err
 			}
@@ -163,6 +169,7 @@ func CreateRecord(l Layout, pod *corev1.Pod, objs *Objects, settings Settings, a
 	}()
 	if err != nil {
 		_ = os.RemoveAll(tmp)
+		_ = os.Remove(paths.SecretsFile())
 		return nil, fmt.Errorf("writing the record of pod %s/%s: %w", pod.Namespace, pod.Name, err)
 	}
 	return &Record{Paths: paths, Pod: pod, Objects: objs, Settings: settings}, nil
@@ -217,6 +224,11 @@ func LoadRecord(l Layout, dir string) (*Record, error) {
 	if err := ReadJSON(r.Paths.ObjectsFile(), r.Objects); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		r.Broken = errors.Join(r.Broken, err)
 	}
+	var secrets []*corev1.Secret
+	if err := ReadJSON(r.Paths.SecretsFile(), &secrets); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		r.Broken = errors.Join(r.Broken, err)
+	}
+	r.Objects.Secrets = append(r.Objects.Secrets, secrets...)
 	if err := ReadJSON(r.Paths.RequestFile(), &r.Request); err == nil && r.Request.Delete != nil && r.Pod.DeletionTimestamp == nil {
 		del := r.Request.Delete
 		r.Pod.DeletionTimestamp = &del.Timestamp
@@ -356,8 +368,24 @@ type Event struct {
 }
 
 // ReadEvents returns the pod's events in order.
+// Those the supervisor could only write under the run root (a full disk) are
+// merged in by time.
 func ReadEvents(paths PodPaths) ([]Event, error) {
-	f, err := os.Open(paths.EventsFile())
+	out, err := readEventsFile(paths.EventsFile())
+	if err != nil {
+		return nil, err
+	}
+	spilled, err := readEventsFile(paths.RunEventsFile())
+	if err != nil || len(spilled) == 0 {
+		return out, err
+	}
+	out = append(out, spilled...)
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Time.Before(&out[j].Time) })
+	return out, nil
+}
+
+func readEventsFile(path string) ([]Event, error) {
+	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -377,25 +405,59 @@ func ReadEvents(paths PodPaths) ([]Event, error) {
 	return out, sc.Err()
 }
 
-// EventLog appends events to the pod's events file.
+// EventLog appends events to the pod's events file. An event that cannot be
+// written there (the disk under --root is full) goes to the fallback file
+// under the run root, so that it is still shown.
 type EventLog struct {
-	path string
-	now  func() time.Time
+	path     string
+	fallback string
+	now      func() time.Time
 }
 
 // NewEventLog appends to path, stamping events with now.
 func NewEventLog(path string, now func() time.Time) *EventLog { return &EventLog{path: path, now: now} }
 
-// Add appends one event; an event that cannot be written is dropped.
+// NewPodEventLogAt appends to path, falling back to fallback (under the run root).
+func NewPodEventLogAt(path, fallback string, now func() time.Time) *EventLog {
+	return &EventLog{path: path, fallback: fallback, now: now}
+}
+
+// Add appends one event.
 func (e *EventLog) Add(typ, reason, object, format string, args ...any) {
 	ev := Event{Time: metav1.NewMicroTime(e.now()), Type: typ, Reason: reason, Object: object, Message: fmt.Sprintf(format, args...)}
 	data, _ := json.Marshal(ev)
-	f, err := os.OpenFile(e.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
-	if err != nil {
-		return
+	if appendLine(e.path, data) != nil && e.fallback != "" {
+		_ = appendLine(e.fallback, data)
 	}
-	_, _ = f.Write(append(data, '\n'))
-	_ = f.Close()
+}
+
+func appendLine(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	fi, err := f.Stat()
+	if err == nil {
+		if _, err = f.Write(append(data, '\n')); err != nil {
+			_ = f.Truncate(fi.Size()) // no torn line
+		}
+	}
+	return errors.Join(err, f.Close())
+}
+
+// WriteSecrets keeps a pod's Secrets under the run root, readable by root only.
+func WriteSecrets(paths PodPaths, secrets []*corev1.Secret) error {
+	if len(secrets) == 0 {
+		return nil
+	}
+	if err := os.MkdirAll(paths.RunDir, 0o700); err != nil {
+		return err
+	}
+	data, err := json.Marshal(secrets)
+	if err != nil {
+		return err
+	}
+	return atomicwriter.WriteFile(paths.SecretsFile(), data, 0o600)
 }
 
 // FindPodByUID returns the record of the pod with this UID (the supervisor

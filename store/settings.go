@@ -27,6 +27,14 @@ type Settings struct {
 	SyncFrequency metav1.Duration `json:"syncFrequency"`
 	// AllowedUnsafeSysctls is the kubelet's --allowed-unsafe-sysctls at apply.
 	AllowedUnsafeSysctls []string `json:"allowedUnsafeSysctls,omitempty"`
+	// LogMaxSize and LogMaxFiles rotate container logs (the kubelet's
+	// --container-log-max-size and --container-log-max-files); 0 means the
+	// kubelet's defaults, 10 MiB and 5.
+	LogMaxSize  int64 `json:"logMaxSize,omitempty"`
+	LogMaxFiles int   `json:"logMaxFiles,omitempty"`
+	// SeccompDefault makes RuntimeDefault the seccomp profile of containers
+	// that set none (the kubelet's --seccomp-default).
+	SeccompDefault bool `json:"seccompDefault,omitempty"`
 }
 
 // DefaultSyncFrequency is the kubelet's --sync-frequency.

@@ -116,7 +116,16 @@ func Apply(l store.Layout, plan *podspec.Plan, opts ApplyOptions) (*ApplyResult,
 		lost := old.Broken == nil && !store.IsTerminal(old.Pod) && store.SupervisorPid(old.Paths) == 0
 		if string(prev) == hash && lost {
 			// Applied again after its supervisor was lost: run the same pod again,
-			// from its first init container, as a node does after a reboot.
+			// from its first init container, as a node does after a reboot. A
+			// reboot took the Secrets (kept under the run root) with it; the
+			// manifest has them again, the same ones (the hash says so).
+			old.Objects.Secrets = nil
+			for _, s := range plan.Secrets {
+				old.Objects.Secrets = append(old.Objects.Secrets, s)
+			}
+			if err := store.WriteSecrets(old.Paths, old.Objects.Secrets); err != nil {
+				return nil, err
+			}
 			if err := revive(l, old, opts); err != nil {
 				return nil, err
 			}

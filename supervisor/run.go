@@ -20,10 +20,18 @@ func exitReason(code int32, oom bool) string { return runtime.ExitReason(code, o
 // eventLog appends the machine's events to the pod's event list in the store.
 type eventLog struct {
 	path string
-	now  func() time.Time
+	// fallback takes the events that cannot be written to path (a full disk).
+	fallback string
+	now      func() time.Time
 }
 
-func (e *eventLog) store() *store.EventLog { return store.NewEventLog(e.path, e.now) }
+func (e *eventLog) store() *store.EventLog {
+	l := store.NewEventLog(e.path, e.now)
+	if e.fallback != "" {
+		l = store.NewPodEventLogAt(e.path, e.fallback, e.now)
+	}
+	return l
+}
 
 func (e *eventLog) add(typ, reason, object, format string, args ...any) {
 	e.store().Add(typ, reason, object, format, args...)

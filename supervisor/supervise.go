@@ -77,7 +77,7 @@ func Supervise(l store.Layout, rec *store.Record, opts SuperviseOptions) error {
 	}
 
 	clk := clock.RealClock{}
-	events := &eventLog{path: paths.EventsFile(), now: clk.Now}
+	events := &eventLog{path: paths.EventsFile(), fallback: paths.RunEventsFile(), now: clk.Now}
 	pub := &publisher{paths: paths, pod: rec.Pod, log: log}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -150,7 +150,7 @@ func Supervise(l store.Layout, rec *store.Record, opts SuperviseOptions) error {
 		}
 	}
 	events.add("Normal", "SandboxReady", "", "Pod sandbox created (IP %s)", sb.Network().PodIP)
-	runner := runtime.NewPodRunner(l, paths, plan, sb, images, events.store())
+	runner := runtime.NewPodRunner(l, paths, plan, sb, images, events.store(), rec.Settings)
 	runner.Prepull(ctx)
 	m.runner = runner
 	m.sandboxReady = true

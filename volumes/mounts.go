@@ -1,7 +1,6 @@
 package volumes
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"github.com/podrun/podrun/podspec"
@@ -10,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/cyphar/filepath-securejoin/pathrs-lite"
 	"github.com/moby/sys/mountinfo"
@@ -134,8 +134,11 @@ func translatePropagation(m *corev1.MountPropagationMode) (string, error) {
 	}
 }
 
-// resolveRecursiveReadOnly is the kubelet's: Enabled and IfPossible need
-// readOnly and no propagation. runc does rro with mount_setattr (Linux 5.12+).
+// resolveRecursiveReadOnly is the kubelet's (kubelet_pods.go
+// resolveRecursiveReadOnly): Enabled and IfPossible need readOnly and no
+// propagation; without kernel support IfPossible falls back to a plain
+// read-only mount and Enabled fails. runc does "rro" with mount_setattr
+// (MOUNT_ATTR_RDONLY, AT_RECURSIVE).
 func resolveRecursiveReadOnly(vm *corev1.VolumeMount) (bool, error) {
 	if vm.RecursiveReadOnly == nil || *vm.RecursiveReadOnly == corev1.RecursiveReadOnlyDisabled {
 		return false, nil
@@ -146,19 +149,40 @@ func resolveRecursiveReadOnly(vm *corev1.VolumeMount) (bool, error) {
 	if vm.MountPropagation != nil && *vm.MountPropagation != corev1.MountPropagationNone {
 		return false, fmt.Errorf("volume %q requires recursiveReadOnly to be Disabled when mountPropagation is not None", vm.Name)
 	}
-	supported := kernelAtLeast(5, 12)
+	unsupported := recursiveReadOnlySupport()
 	switch *vm.RecursiveReadOnly {
 	case corev1.RecursiveReadOnlyIfPossible:
-		return supported, nil
+		return unsupported == nil, nil
 	case corev1.RecursiveReadOnlyEnabled:
-		if !supported {
-			return false, fmt.Errorf("volume %q requires recursiveReadOnly to be Disabled when the kernel does not support recursive read-only mounts (Linux 5.12+)", vm.Name)
+		if unsupported != nil {
+			return false, fmt.Errorf("volume %q requires recursive read-only mounts, but the kernel does not support them: %w", vm.Name, unsupported)
 		}
 		return true, nil
 	default:
 		return false, fmt.Errorf("unknown RecursiveReadOnly mode %q", *vm.RecursiveReadOnly)
 	}
 }
+
+// recursiveReadOnlySupport says (nil) whether the kernel can make a mount
+// tree read-only, probed once as containerd and moby do
+// (kernelSupportsRecursivelyReadOnly): mount_setattr with
+// MOUNT_ATTR_RDONLY and AT_RECURSIVE on a scratch tmpfs. Tests replace it.
+var recursiveReadOnlySupport = sync.OnceValue(func() error {
+	dir, err := os.MkdirTemp("", "podrun-rro-probe-")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(dir)
+	if err := unix.Mount("tmpfs", dir, "tmpfs", 0, "size=4k"); err != nil {
+		return fmt.Errorf("mounting a tmpfs to probe for recursive read-only mounts: %w", err)
+	}
+	defer func() { _ = unix.Unmount(dir, unix.MNT_DETACH) }()
+	attr := &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}
+	if err := unix.MountSetattr(-1, dir, unix.AT_RECURSIVE, attr); err != nil {
+		return fmt.Errorf("mount_setattr: %w", err)
+	}
+	return nil
+})
 
 func bindMountOptions(vm *corev1.VolumeMount) ([]string, error) {
 	var out []string
@@ -171,21 +195,6 @@ func bindMountOptions(vm *corev1.VolumeMount) ([]string, error) {
 		}
 	}
 	return out, nil
-}
-
-func kernelAtLeast(major, minor int) bool {
-	var u unix.Utsname
-	if err := unix.Uname(&u); err != nil {
-		return false
-	}
-	rel := string(bytes.TrimRight(u.Release[:], "\x00"))
-	parts := strings.SplitN(rel, ".", 3)
-	if len(parts) < 2 {
-		return false
-	}
-	maj, _ := strconv.Atoi(parts[0])
-	mnr, _ := strconv.Atoi(strings.TrimFunc(parts[1], func(r rune) bool { return r < '0' || r > '9' }))
-	return maj > major || (maj == major && mnr >= minor)
 }
 
 // expandSubPathExpr is the kubelet's ExpandContainerVolumeMounts: $(VAR) is
@@ -244,7 +253,7 @@ func (s *Set) bindSubPath(vol *Volume, subPath, container string, index int) (st
 		return "", fmt.Errorf("stat subPath %s: %w", subPath, err)
 	}
 
-	target := filepath.Join(s.podDir, subPathsDirName, vol.Name, container, strconv.Itoa(index))
+	target := filepath.Join(s.memDir, subPathsDirName, vol.Name, container, strconv.Itoa(index))
 	mounted, err := mountinfo.Mounted(target)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return "", fmt.Errorf("checking %s for mount: %w", target, err)

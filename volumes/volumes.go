@@ -9,6 +9,11 @@
 //	<podDir>/volumes/<name>                         one directory (or tmpfs) per volume
 //	<podDir>/volume-subpaths/<vol>/<container>/<i>  bind mounts of subPaths (as the kubelet)
 //
+// With Options.MemoryDir, secret, downwardAPI and projected volumes (tmpfs)
+// and the subPath binds are made under MemoryDir instead, in the same layout,
+// so that Secret values are never under the pod directory; Teardown(MemoryDir)
+// releases them.
+//
 // hostPath volumes live where they are on the host and are never touched by Teardown.
 package volumes
 
@@ -62,6 +67,11 @@ type FieldResolver interface {
 type Options struct {
 	// PodDir is the pod's record directory; volumes go to PodDir/volumes/<name>.
 	PodDir string
+	// MemoryDir, when set, is where the tmpfs-backed secret, downwardAPI and
+	// projected volumes (MemoryDir/volumes/<name>) and the subPath binds
+	// (MemoryDir/volume-subpaths) go: a directory under the run root, as the
+	// kubelet keeps secrets only in memory.
+	MemoryDir string
 	// Objects holds the ConfigMaps and Secrets referenced by the pod.
 	Objects Objects
 	// Fields resolves downward API references other than the label and
@@ -97,6 +107,7 @@ type Volume struct {
 // Set is the result of Setup: the pod's volumes by name.
 type Set struct {
 	podDir  string
+	memDir  string // where subPath binds go: MemoryDir, else podDir
 	volumes map[string]*Volume
 	order   []string
 	// serviceAccount is the service-account volume, nil when the pod opts out.
@@ -145,7 +156,17 @@ func Setup(pod *corev1.Pod, opts Options) (_ *Set, notes []string, err error) {
 		return nil, nil, fmt.Errorf("setting up volumes for pod %s: %w", podRef(pod), err)
 	}
 
-	s := &Set{podDir: podDir, volumes: map[string]*Volume{}}
+	memVolumesDir := volumesDir
+	s := &Set{podDir: podDir, memDir: podDir, volumes: map[string]*Volume{}}
+	if opts.MemoryDir != "" {
+		if s.memDir, err = filepath.Abs(opts.MemoryDir); err != nil {
+			return nil, nil, fmt.Errorf("setting up volumes for pod %s: %w", podRef(pod), err)
+		}
+		memVolumesDir = filepath.Join(s.memDir, volumesDirName)
+		if err := os.MkdirAll(memVolumesDir, 0o700); err != nil {
+			return nil, nil, fmt.Errorf("setting up volumes for pod %s: %w", podRef(pod), err)
+		}
+	}
 	var created []string
 	defer func() {
 		if err == nil {
@@ -169,6 +190,9 @@ func Setup(pod *corev1.Pod, opts Options) (_ *Set, notes []string, err error) {
 		}
 		vol := &Volume{Name: v.Name}
 		dir := filepath.Join(volumesDir, v.Name)
+		if v.Secret != nil || v.DownwardAPI != nil || v.Projected != nil {
+			dir = filepath.Join(memVolumesDir, v.Name)
+		}
 		if v.HostPath == nil {
 			if _, statErr := os.Lstat(dir); errors.Is(statErr, os.ErrNotExist) {
 				created = append(created, dir)

@@ -6,6 +6,9 @@ import (
 	"os"
 
 	"github.com/urfave/cli/v2"
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/podrun/podrun/logs"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/podrun/podrun/store"
@@ -27,7 +30,27 @@ func globalFlags() []cli.Flag {
 		&cli.Int64Flag{Name: "pids-limit", Value: 0, Usage: "pids limit of each pod cgroup (0 = unlimited)"},
 		&cli.DurationFlag{Name: "sync-frequency", Value: store.DefaultSyncFrequency, Usage: "how often a running pod's configMap and secret volumes are refreshed (the kubelet's --sync-frequency)"},
 		&cli.StringSliceFlag{Name: "allowed-unsafe-sysctls", Usage: "the kubelet's flag: unsafe sysctls or patterns (ending in *) pods may set, comma-separated; others are rejected (SysctlForbidden)"},
+		&cli.StringFlag{Name: "container-log-max-size", Value: "10Mi", Usage: "the size (a quantity: 10Mi, 500Ki) at which a container's log is rotated, as the kubelet's"},
+		&cli.IntFlag{Name: "container-log-max-files", Value: logs.DefaultMaxFiles, Usage: "how many log files a container run keeps, the live one included (at least 2), as the kubelet's"},
+		&cli.BoolFlag{Name: "seccomp-default", Usage: "give containers that set no seccomp profile the RuntimeDefault profile, as the kubelet's --seccomp-default"},
 	}
+}
+
+// logPolicy is the container log rotation policy of the global flags,
+// checked as the kubelet checks its own (NewContainerLogManager).
+func logPolicy(c *cli.Context) (maxSize int64, maxFiles int, err error) {
+	q, err := resource.ParseQuantity(c.String("container-log-max-size"))
+	if err != nil {
+		return 0, 0, usageError("--container-log-max-size %q: failed to parse container log max size: %v", c.String("container-log-max-size"), err)
+	}
+	if q.Sign() <= 0 {
+		return 0, 0, usageError("--container-log-max-size %q: must be positive", c.String("container-log-max-size"))
+	}
+	maxFiles = c.Int("container-log-max-files")
+	if maxFiles < 2 {
+		return 0, 0, usageError("--container-log-max-files %d: must be equal to or greater than 2", maxFiles)
+	}
+	return q.Value(), maxFiles, nil
 }
 
 func setupLogging(c *cli.Context) error {
@@ -36,7 +59,8 @@ func setupLogging(c *cli.Context) error {
 		return cli.Exit(fmt.Sprintf("--log-level %q: want debug, info, warn or error", c.String("log-level")), exitUsage)
 	}
 	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})))
-	return nil
+	_, _, err := logPolicy(c)
+	return err
 }
 
 func layout(c *cli.Context) store.Layout {
@@ -61,7 +85,10 @@ func namespace(c *cli.Context) string {
 // podSettings are the host settings a new pod is applied with; they are kept
 // in its record, and later commands use those, not their own flags.
 func podSettings(c *cli.Context) store.Settings {
+	logMaxSize, logMaxFiles, _ := logPolicy(c) // checked with the other global flags
 	return store.Settings{
+		LogMaxSize:           logMaxSize,
+		LogMaxFiles:          logMaxFiles,
 		CgroupParent:         c.String("cgroup-parent"),
 		CgroupDriver:         c.String("cgroup-manager"),
 		Bridge:               c.String("bridge"),
@@ -71,6 +98,7 @@ func podSettings(c *cli.Context) store.Settings {
 		PidsLimit:            c.Int64("pids-limit"),
 		SyncFrequency:        metav1.Duration{Duration: c.Duration("sync-frequency")},
 		AllowedUnsafeSysctls: c.StringSlice("allowed-unsafe-sysctls"),
+		SeccompDefault:       c.Bool("seccomp-default"),
 	}
 }
 
