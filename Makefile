@@ -6,7 +6,7 @@ BIN      := bin/podrun
 OUT      := _output
 BUSYBOX  := $(OUT)/busybox.tar
 # Debian packages the tests and the example need.
-APT_PKGS := busybox-static docker-registry skopeo iproute2 nftables libseccomp-dev pkg-config
+APT_PKGS := busybox-static docker-registry skopeo iproute2 nftables iptables libseccomp-dev pkg-config
 
 SHELL    := /bin/bash
 comma    := ,

@@ -67,6 +67,9 @@ func TestMain(m *testing.M) {
 type env struct {
 	t                                           *testing.T
 	root, runRoot, bridge, subnet, cgroupParent string
+	// netns, when set, is a network namespace file podrun runs in (through
+	// nsenter, which keeps the host's /sys and cgroup mounts).
+	netns string
 }
 
 var envCounter atomic.Int32
@@ -122,6 +125,9 @@ func (e *env) podrun(args ...string) result {
 func (e *env) podrunIn(stdin string, args ...string) result {
 	e.t.Helper()
 	cmd := exec.Command(podrunBin, e.args(args...)...)
+	if e.netns != "" {
+		cmd = exec.Command("nsenter", append([]string{"--net=" + e.netns, "--", podrunBin}, e.args(args...)...)...)
+	}
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if stdin != "" {
@@ -245,6 +251,15 @@ func (e *env) cleanup() {
 
 // leftovers lists what a deleted pod must not leave behind.
 func (e *env) leftovers() []string {
+	if e.netns != "" {
+		var out []string
+		inNetNS(e.t, e.netns, func() { out = e.hostLeftovers() })
+		return out
+	}
+	return e.hostLeftovers()
+}
+
+func (e *env) hostLeftovers() []string {
 	return runtime.Leftovers(runtime.Layout{Root: e.root, RunRoot: e.runRoot, CgroupParent: e.cgroupParent, Bridge: e.bridge, Subnet: e.subnet})
 }
 
