@@ -131,7 +131,7 @@ func setupSandbox(ctx context.Context, l Layout, paths PodPaths, plan *podspec.P
 		if err != nil {
 			return nil, err
 		}
-		pause, err := startPause(exe, sb.cgroup.AddProcess)
+		pause, err := startPause(exe, sb.cgroup.AddSandboxProcess)
 		if err != nil {
 			return nil, err
 		}

@@ -1,10 +1,14 @@
 package main
 
 import (
+	"log/slog"
 	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/podrun/podrun/cgroups"
 	"github.com/podrun/podrun/runtime"
 )
 
@@ -26,6 +30,19 @@ func superviseCommand() *cli.Command {
 			}
 			if string(rec.Pod.UID) != c.String("uid") {
 				return failed("pod %s has uid %s, not %s", rec.Key(), rec.Pod.UID, c.String("uid"))
+			}
+			// The pod keeps the cgroup driver it was first started with, whatever
+			// the flags of a later apply or restart say.
+			driverFile := filepath.Join(rec.Paths.Dir, "cgroup-driver")
+			if data, err := os.ReadFile(driverFile); err == nil && strings.TrimSpace(string(data)) != "" {
+				l.CgroupDriver = strings.TrimSpace(string(data))
+			} else if err := os.WriteFile(driverFile, []byte(l.CgroupDriver+"\n"), 0o644); err != nil {
+				return err
+			}
+			if l.CgroupDriver == cgroups.DriverSystemd {
+				if _, err := cgroups.LeaveCallerUnit(string(rec.Pod.UID)); err != nil {
+					slog.Warn("the supervisor stays in the caller's cgroup", "err", err)
+				}
 			}
 			// apply passes the write end of its readiness pipe as fd 3.
 			ready := os.NewFile(3, "ready")
