@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -110,6 +111,19 @@ func TestNetworkForwardDropHost(t *testing.T) {
 	e := newEnv(t)
 	e.netns = hostNS
 	hostPort := 18080
+	// podrun info sees what the host does to forwarded traffic.
+	var info struct {
+		Host struct {
+			Forward     string `json:"forwardPolicy"`
+			BrNetfilter string `json:"brNetfilter"`
+		} `json:"host"`
+	}
+	if err := json.Unmarshal([]byte(e.must("info", "-o", "json").stdout), &info); err != nil {
+		t.Fatal(err)
+	}
+	if info.Host.Forward != "DROP" || info.Host.BrNetfilter != "bridge-nf-call-iptables=1" {
+		t.Errorf("podrun info: FORWARD policy %q, br_netfilter %q; want DROP, bridge-nf-call-iptables=1", info.Host.Forward, info.Host.BrNetfilter)
+	}
 	e.apply(fmt.Sprintf(`
 apiVersion: v1
 kind: Pod

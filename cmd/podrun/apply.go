@@ -62,6 +62,10 @@ func runApply(c *cli.Context) error {
 		}
 	}
 	l := layout(c)
+	_, hostWarnings := hostInfo(l.CgroupDriver)
+	for _, w := range hostWarnings {
+		fmt.Fprintf(os.Stderr, "Warning: %s\n", w)
+	}
 	if c.Bool("dry-run") {
 		for i, p := range plans {
 			if err := runtime.CheckImages(l, p); err != nil {

@@ -77,6 +77,7 @@ func newApp() *cli.App {
 			rmiCommand(),
 			imageCommand(),
 			versionCommand(),
+			infoCommand(),
 			superviseCommand(),
 			pauseCommand(),
 		},
