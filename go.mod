@@ -2,6 +2,8 @@ module github.com/podrun/podrun
 
 go 1.26.8
 
+toolchain go1.26.8
+
 require (
 	github.com/containers/image/v5 v5.36.2
 	github.com/containers/storage v1.59.1
