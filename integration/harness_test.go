@@ -83,6 +83,16 @@ var testNet = func() string {
 	return "10.198"
 }()
 
+// timeoutScale stretches the waits for pod states: PODRUN_TEST_TIMEOUT_SCALE=N
+// for slow machines (make test-vm under qemu's software emulation sets it).
+var timeoutScale = func() time.Duration {
+	var n int
+	if _, err := fmt.Sscanf(os.Getenv("PODRUN_TEST_TIMEOUT_SCALE"), "%d", &n); err == nil && n > 1 {
+		return time.Duration(n)
+	}
+	return 1
+}()
+
 func newEnv(t *testing.T) *env {
 	t.Helper()
 	n := envCounter.Add(1)
@@ -196,6 +206,7 @@ func (e *env) status(name string) string {
 // waitFor polls the pod until cond holds.
 func (e *env) waitFor(name string, timeout time.Duration, what string, cond func(*corev1.Pod) bool) *corev1.Pod {
 	e.t.Helper()
+	timeout *= timeoutScale
 	deadline := time.Now().Add(timeout)
 	for {
 		p := e.pod(name)
