@@ -21,6 +21,21 @@ ip route add default via 10.218.253.254 dev pho-uplink
 cd /payload
 echo "podrun-vm: podrun info"
 ./podrun info
+# Where a pod's processes live: the supervisor (its own scope under systemd),
+# the shareProcessNamespace holder (the sandbox cgroup), the containers.
+echo "podrun-vm: where a pod's processes live"
+mkdir -p /tmp/vmcheck
+P="./podrun --root /tmp/vmcheck/root --run-root /tmp/vmcheck/run"
+$P load -i busybox.tar --tag busybox:1.28 >/dev/null
+printf 'apiVersion: v1\nkind: Pod\nmetadata: {name: where}\nspec:\n  shareProcessNamespace: true\n  containers:\n  - {name: c, image: busybox:1.28, command: [sleep, "3600"]}\n' >/tmp/vmcheck/p.yaml
+$P apply /tmp/vmcheck/p.yaml --wait --timeout 5m
+echo "this script: $(cat /proc/self/cgroup)"
+for pid in $(cat /tmp/vmcheck/run/pods/*/supervisor.pid); do echo "supervisor $pid: $(cat /proc/$pid/cgroup)"; done
+for f in $(find /sys/fs/cgroup -path '*podrun*' -name cgroup.procs); do
+	[ -s "$f" ] && echo "$(dirname "$f"): $(tr '\n' ' ' <"$f")"
+done
+$P delete where --grace-period 1
+rm -rf /tmp/vmcheck
 start=$(date +%s)
 PODRUN_TEST_NET=10.218 PODRUN_BIN=/payload/podrun PODRUN_TEST_IMAGE=/payload/busybox.tar PODRUN_TEST_TIMEOUT_SCALE=$VM_SCALE \
 	./integration.test -test.v -test.count=1 -test.timeout 40m -test.run "$VM_TESTS" 2>&1
