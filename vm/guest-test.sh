@@ -32,7 +32,8 @@ $P apply /tmp/vmcheck/p.yaml --wait --timeout 5m
 echo "this script: $(cat /proc/self/cgroup)"
 for pid in $(cat /tmp/vmcheck/run/pods/*/supervisor.pid); do echo "supervisor $pid: $(cat /proc/$pid/cgroup)"; done
 for f in $(find /sys/fs/cgroup -path '*podrun*' -name cgroup.procs); do
-	[ -s "$f" ] && echo "$(dirname "$f"): $(tr '\n' ' ' <"$f")"
+	procs=$(tr '\n' ' ' <"$f")
+	[ -z "$procs" ] || echo "$(dirname "$f"): $procs"
 done
 $P delete where --grace-period 1
 rm -rf /tmp/vmcheck
