@@ -1,19 +1,19 @@
 # podrun — see README.md. Targets that run pods need root.
 GO       ?= go
 TAGS     := containers_image_openpgp exclude_graphdriver_btrfs exclude_graphdriver_devicemapper seccomp
-VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+VERSION  ?= $(shell tools/version.sh 2>/dev/null || echo v0.0.0-dev)
 BIN      := bin/podrun
 OUT      := _output
 BUSYBOX  := $(OUT)/busybox.tar
 # Debian packages the tests and the example need.
-APT_PKGS := busybox-static docker-registry skopeo iproute2 nftables libseccomp-dev pkg-config
+APT_PKGS := busybox-static docker-registry skopeo iproute2 nftables iptables libseccomp-dev pkg-config
 
 SHELL    := /bin/bash
 comma    := ,
 space    := $(empty) $(empty)
 export GOFLAGS := -tags=$(subst $(space),$(comma),$(TAGS))
 
-.PHONY: all build deps image example test unit integration vet fmt bench bench-compare clean
+.PHONY: all build deps image example test unit integration vet fmt bench bench-compare clean release test-vm
 
 all: build
 
@@ -79,6 +79,28 @@ bench-compare: deps build image
 	fi
 	$(GO) build -o $(BENCH_BIN) ./bench
 	$(BENCH_BIN) -podrun $(BIN) -image $(BUSYBOX) -compare -o $(OUT)/bench-compare.md $(BENCH_FLAGS)
+
+# release builds the binary users download: statically linked (glibc and
+# libseccomp from libseccomp-dev's libseccomp.a; Go's own resolver and user
+# lookup), with its semver version and its sha256, in $(OUT)/release.
+RELEASE  := $(OUT)/release
+release:
+	@test -f /usr/lib/x86_64-linux-gnu/libseccomp.a || { echo "libseccomp.a missing: make deps (libseccomp-dev)"; exit 1; }
+	@mkdir -p $(RELEASE)
+	CGO_ENABLED=1 $(GO) build -trimpath -tags '$(TAGS) netgo osusergo' \
+		-ldflags "-s -w -X main.version=$(VERSION) -linkmode external -extldflags -static" \
+		-o $(RELEASE)/podrun-linux-amd64 ./cmd/podrun
+	@if ldd $(RELEASE)/podrun-linux-amd64 >/dev/null 2>&1; then echo "podrun-linux-amd64 is dynamically linked"; exit 1; fi
+	cd $(RELEASE) && sha256sum podrun-linux-amd64 > podrun-linux-amd64.sha256
+	@$(RELEASE)/podrun-linux-amd64 version | head -1
+	@cat $(RELEASE)/podrun-linux-amd64.sha256
+
+# test-vm boots Debian's cloud kernel in qemu with cgroup v2, once with a minimal
+# init (cgroupfs driver) and once with systemd as PID 1 (systemd driver), and
+# runs a subset of the end-to-end tests there with the release binary (vm/run.sh).
+VM_VARIANTS ?= minimal systemd
+test-vm: release image
+	VM_PODRUN=$(RELEASE)/podrun-linux-amd64 vm/run.sh $(VM_VARIANTS)
 
 clean:
 	rm -rf bin $(OUT)

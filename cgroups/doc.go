@@ -2,7 +2,8 @@
 // a pod-level cgroup sized from the pod's effective requests and limits, and
 // one child per container with the container's own values. It works through
 // runc's cgroups manager (github.com/opencontainers/cgroups): the fs driver on
-// cgroup v1 and hybrid hosts, fs2 on v2, and the systemd driver on request.
+// cgroup v1 and hybrid hosts, fs2 on v2, and the systemd driver where
+// containerd and the kubelet would use it (DefaultDriver) or on request.
 //
 // Layout: <parent>/pod<uid>/<container-id>, parent "/podrun" by default. The
 // parent is created on first use and, like the kubelet's kubepods, kept by
@@ -11,8 +12,8 @@
 // a relative cgroup path would land below the caller's own cgroup. Under the
 // systemd driver the names are the kubelet's: podrun.slice and
 // podrun-pod<uid>.slice (with '-' in the UID escaped to '_'), containers in
-// podrun-<id>.scope. The systemd driver is not exercised by the tests here
-// (this host has no systemd).
+// podrun-<id>.scope. The systemd driver is exercised by `make test-vm`
+// (systemd as PID 1 on cgroup v2, in qemu); this development host has no systemd.
 //
 // Values (pkg/kubelet/cm/helpers_linux.go and
 // pkg/kubelet/kuberuntime/kuberuntime_container_linux.go):

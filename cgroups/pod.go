@@ -48,6 +48,7 @@ func Mode() string {
 
 // Pod is a pod-level cgroup created by CreatePod.
 type Pod struct {
+	uid    string
 	driver string
 	path   string            // cgroupfs path, e.g. /podrun/pod<uid>
 	slice  string            // systemd driver: the pod's slice unit
@@ -70,7 +71,7 @@ func CreatePod(parent, podUID string, r Resources, driver string) (*Pod, error) 
 	if err := checkName("pod UID", podUID); err != nil {
 		return nil, err
 	}
-	p := &Pod{driver: driver}
+	p := &Pod{uid: podUID, driver: driver}
 	config := &cg.Cgroup{Resources: r.toLibcontainer(hostConvertOpts(true))}
 	switch driver {
 	case "", DriverCgroupfs:
@@ -329,6 +330,35 @@ func subdirs(dir string) ([]string, error) {
 		return nil
 	})
 	return out, err
+}
+
+// sandboxName is the pod's own cgroup for its helpers, the kubelet's pause
+// container's place: <pod>/sandbox, or podrun-sandbox-<uid>.scope in the pod
+// slice under the systemd driver (scope names are global, hence the uid).
+// Container IDs are random hex, so the name never collides with one.
+const sandboxName = "sandbox"
+
+// AddSandboxProcess moves a pod helper (the PID-namespace holder of a pod
+// sharing its process namespace) into the pod's sandbox cgroup, a child of
+// the pod cgroup, as the kubelet's pause container has its own cgroup (a
+// containerd sandbox scope) beside the containers'. On cgroup v2 a cgroup that
+// holds processes cannot hand controllers to its children (the
+// no-internal-process rule): in the pod cgroup itself the holder would keep
+// every container cgroup from getting its limits. DestroyPod removes it.
+func (p *Pod) AddSandboxProcess(pid int) error {
+	id := sandboxName
+	if p.driver == DriverSystemd {
+		id = sandboxName + "-" + p.uid
+	}
+	config := p.ContainerConfig(id, Resources{})
+	m, err := manager.New(config)
+	if err != nil {
+		return fmt.Errorf("creating the cgroup manager for the sandbox of pod %s: %w", p.uid, err)
+	}
+	if err := m.Apply(pid); err != nil {
+		return fmt.Errorf("moving pid %d into the sandbox cgroup of pod %s: %w", pid, p.uid, err)
+	}
+	return nil
 }
 
 // AddProcess moves a process into the pod cgroup (every hierarchy): for the

@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	cg "github.com/opencontainers/cgroups"
+	"github.com/opencontainers/cgroups/systemd"
 	corev1 "k8s.io/api/core/v1"
 )
 
@@ -119,7 +121,7 @@ spec:%s
   volumes: [{name: gate, hostPath: {path: %s}}]
 `, tc.name, tc.spec, gate))
 			p := e.pod(tc.name)
-			podRel := filepath.Join(e.cgroupParent, "pod"+string(p.UID))
+			podRel := e.podCgroupRel(p)
 			check := func(what, rel string, want cgLimits) {
 				t.Helper()
 				if got := cgRead(t, rel); got != cgExpected(want) {
@@ -135,7 +137,7 @@ spec:%s
 			}
 			inPod := func(name, id string) {
 				t.Helper()
-				rel := filepath.Join(podRel, id)
+				rel := e.containerCgroupRel(p, id)
 				check("container "+name, rel, tc.containers[name])
 				if procs := cgProcs(t, rel); len(procs) == 0 {
 					t.Errorf("container %s: no process in its cgroup %s", name, rel)
@@ -286,7 +288,7 @@ spec:
     command: %s
 `, name, netIdle), "--wait")
 			p := e.pod(name)
-			podRel := filepath.Join(e.cgroupParent, "pod"+string(p.UID))
+			podRel := e.podCgroupRel(p)
 			pids := cgTreeProcs(t, podRel)
 			if len(pids) < 3 {
 				t.Fatalf("processes in the pod cgroup: %v, want at least 3", pids)
@@ -426,7 +428,52 @@ func cgDirProcs(t *testing.T, dir string) []string {
 
 // cgPodDirs lists the pod's cgroup directories, in any hierarchy, that still exist.
 func cgPodDirs(e *env, p *corev1.Pod) []string {
-	return cgroupDirs(filepath.Join(e.cgroupParent, "pod"+string(p.UID)))
+	return append(cgroupDirs(filepath.Join(e.cgroupParent, "pod"+string(p.UID))), cgroupDirs(systemdPodRel(e.t, e.cgroupParent, p))...)
+}
+
+// cgroupDriver is the driver the pod was applied with, as its record keeps it
+// (record.json's settings; teardown and describe use it, not the current flags).
+func (e *env) cgroupDriver(p *corev1.Pod) string {
+	data, err := os.ReadFile(filepath.Join(e.root, "pods", fmt.Sprintf("%s_%s_%s", p.Namespace, p.Name, p.UID), "record.json"))
+	if err != nil {
+		e.t.Fatalf("the pod's record: %v", err)
+	}
+	var rec struct {
+		Settings struct {
+			CgroupDriver string `json:"cgroupDriver"`
+		} `json:"settings"`
+	}
+	if err := json.Unmarshal(data, &rec); err != nil || rec.Settings.CgroupDriver == "" {
+		e.t.Fatalf("the pod's recorded cgroup driver: %v (%s)", err, data)
+	}
+	return rec.Settings.CgroupDriver
+}
+
+// podCgroupRel is the pod cgroup's path below the mounts: <parent>/pod<uid>,
+// or the kubelet's systemd naming, <parent>.slice/<parent>-pod<uid>.slice.
+func (e *env) podCgroupRel(p *corev1.Pod) string {
+	if e.cgroupDriver(p) != "systemd" {
+		return filepath.Join(e.cgroupParent, "pod"+string(p.UID))
+	}
+	return systemdPodRel(e.t, e.cgroupParent, p)
+}
+
+func systemdPodRel(t *testing.T, cgroupParent string, p *corev1.Pod) string {
+	parent := strings.ReplaceAll(strings.Trim(cgroupParent, "/"), "-", "_")
+	rel, err := systemd.ExpandSlice(parent + "-pod" + strings.ReplaceAll(string(p.UID), "-", "_") + ".slice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rel
+}
+
+// containerCgroupRel is the container's cgroup: a child of the pod's, a
+// podrun-<id>.scope under the systemd driver.
+func (e *env) containerCgroupRel(p *corev1.Pod, id string) string {
+	if e.cgroupDriver(p) == "systemd" {
+		return filepath.Join(e.podCgroupRel(p), "podrun-"+id+".scope")
+	}
+	return filepath.Join(e.podCgroupRel(p), id)
 }
 
 // cgDescribeField returns the value of a top-level `Key: value` line of describe output.

@@ -68,6 +68,9 @@ func TestMain(m *testing.M) {
 type env struct {
 	t                                           *testing.T
 	root, runRoot, bridge, subnet, cgroupParent string
+	// netns, when set, is a network namespace file podrun runs in (through
+	// nsenter, which keeps the host's /sys and cgroup mounts).
+	netns string
 }
 
 var envCounter atomic.Int32
@@ -79,6 +82,16 @@ var testNet = func() string {
 		return v
 	}
 	return "10.198"
+}()
+
+// timeoutScale stretches the waits for pod states: PODRUN_TEST_TIMEOUT_SCALE=N
+// for slow machines (make test-vm under qemu's software emulation sets it).
+var timeoutScale = func() time.Duration {
+	var n int
+	if _, err := fmt.Sscanf(os.Getenv("PODRUN_TEST_TIMEOUT_SCALE"), "%d", &n); err == nil && n > 1 {
+		return time.Duration(n)
+	}
+	return 1
 }()
 
 func newEnv(t *testing.T) *env {
@@ -123,6 +136,9 @@ func (e *env) podrun(args ...string) result {
 func (e *env) podrunIn(stdin string, args ...string) result {
 	e.t.Helper()
 	cmd := exec.Command(podrunBin, e.args(args...)...)
+	if e.netns != "" {
+		cmd = exec.Command("nsenter", append([]string{"--net=" + e.netns, "--", podrunBin}, e.args(args...)...)...)
+	}
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if stdin != "" {
@@ -191,6 +207,7 @@ func (e *env) status(name string) string {
 // waitFor polls the pod until cond holds.
 func (e *env) waitFor(name string, timeout time.Duration, what string, cond func(*corev1.Pod) bool) *corev1.Pod {
 	e.t.Helper()
+	timeout *= timeoutScale
 	deadline := time.Now().Add(timeout)
 	for {
 		p := e.pod(name)
@@ -246,6 +263,15 @@ func (e *env) cleanup() {
 
 // leftovers lists what a deleted pod must not leave behind.
 func (e *env) leftovers() []string {
+	if e.netns != "" {
+		var out []string
+		inNetNS(e.t, e.netns, func() { out = e.hostLeftovers() })
+		return out
+	}
+	return e.hostLeftovers()
+}
+
+func (e *env) hostLeftovers() []string {
 	return runtime.Leftovers(store.Layout{Root: e.root, RunRoot: e.runRoot, CgroupParent: e.cgroupParent, Bridge: e.bridge, Subnet: e.subnet})
 }
 

@@ -376,6 +376,34 @@ spec:
 	if !strings.Contains(out, "sleep") || !strings.Contains(out, "\n    1 ") {
 		t.Fatalf("ps in a shared process namespace:\n%s", out)
 	}
+	// The holder sits in a sandbox cgroup of its own below the pod's, as the
+	// kubelet's pause container does: on cgroup v2 a pod cgroup holding a
+	// process could not give the container cgroups their controllers.
+	uid := string(e.pod("shared").UID)
+	podDirs := podCgroupDirs(t, uid)
+	if len(podDirs) == 0 {
+		t.Fatalf("no cgroup of pod %s found", uid)
+	}
+	holders := 0
+	for _, d := range podDirs {
+		if procs, _ := os.ReadFile(filepath.Join(d, "cgroup.procs")); len(strings.TrimSpace(string(procs))) > 0 {
+			t.Errorf("pod cgroup %s holds processes %q; its helpers belong in its sandbox cgroup", d, procs)
+		}
+		sandboxes, _ := filepath.Glob(filepath.Join(d, "*sandbox*"))
+		for _, sb := range sandboxes {
+			procs, _ := os.ReadFile(filepath.Join(sb, "cgroup.procs"))
+			for _, pid := range strings.Fields(string(procs)) {
+				cmdline, _ := os.ReadFile("/proc/" + pid + "/cmdline")
+				if !strings.HasSuffix(string(cmdline), "\x00pause\x00") {
+					t.Errorf("sandbox cgroup %s holds %s (%q), not only the holder", sb, pid, cmdline)
+				}
+				holders++
+			}
+		}
+	}
+	if holders == 0 {
+		t.Errorf("the PID namespace holder is in no sandbox cgroup below %v", podDirs)
+	}
 	// Without sharing, a container sees only its own.
 	e.apply(`
 apiVersion: v1
@@ -390,6 +418,25 @@ spec:
 	if strings.Contains(out, "3600") {
 		t.Fatalf("a private process namespace shows the other container:\n%s", out)
 	}
+}
+
+// podCgroupDirs finds the pod's cgroup directories in every hierarchy, in the
+// cgroupfs layout (pod<uid>) and the systemd one (...-pod<uid_>.slice).
+func podCgroupDirs(t *testing.T, uid string) []string {
+	t.Helper()
+	names := map[string]bool{"pod" + uid: true}
+	var out []string
+	_ = filepath.WalkDir("/sys/fs/cgroup", func(p string, d os.DirEntry, err error) error {
+		if err != nil || !d.IsDir() {
+			return nil
+		}
+		if names[d.Name()] || strings.HasSuffix(d.Name(), "-pod"+strings.ReplaceAll(uid, "-", "_")+".slice") {
+			out = append(out, p)
+			return filepath.SkipDir
+		}
+		return nil
+	})
+	return out
 }
 
 func TestLostSupervisorShowsUnknownAndApplyRestartsThePod(t *testing.T) {

@@ -356,6 +356,10 @@ func setupLocked(ctx context.Context, r resolved, req Request, ports []port) (*R
 	if err := step("nftables"); err != nil {
 		return nil, err
 	}
+	// A FORWARD chain that drops (Docker, firewalld, ufw) gets podrun's accept rules.
+	if err := ensureForward(r); err != nil {
+		return nil, err
+	}
 
 	st.Complete = true
 	if err := writeState(r.stateDir, st); err != nil {
@@ -474,6 +478,9 @@ func removeSharedIfUnused(r resolved, table string) error {
 			errs = append(errs, err)
 		}
 	}
+	if err := removeForward(r.bridge); err != nil {
+		errs = append(errs, err)
+	}
 	if err := deleteOwnedBridge(r); err != nil {
 		errs = append(errs, err)
 	}
@@ -520,6 +527,11 @@ func Leftovers(cfg Config) ([]string, error) {
 		return nil, fmt.Errorf("listing network leftovers: %w", err)
 	}
 	out = append(out, rules...)
+	fwd, err := forwardLeftovers(r.bridge)
+	if err != nil {
+		return nil, fmt.Errorf("listing network leftovers: %w", err)
+	}
+	out = append(out, fwd...)
 	svcTable, err := ServicesLeftovers(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("listing network leftovers: %w", err)

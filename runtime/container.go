@@ -59,6 +59,7 @@ type containerConfig struct {
 	HostNetwork, HostIPC       bool
 	HostPID                    bool
 	CgroupsPath                string
+	SystemdCgroup              bool // CgroupsPath is slice:prefix:name for the systemd driver
 	Resources                  *specs.LinuxResources
 	Privileged                 bool
 	CapAdd, CapDrop            []string
@@ -199,8 +200,9 @@ func startContainer(stateRoot string, cfg *containerConfig, relay func(stream st
 	}
 	spec.Linux.Seccomp = filter
 	lcConfig, err := specconv.CreateLibcontainerConfig(&specconv.CreateOpts{
-		CgroupName: cfg.ID,
-		Spec:       spec,
+		CgroupName:       cfg.ID,
+		Spec:             spec,
+		UseSystemdCgroup: cfg.SystemdCgroup,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("building container config: %w", err)

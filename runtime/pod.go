@@ -288,7 +288,9 @@ func (r *podRunner) containerConfig(c *corev1.Container, img *image.Image, id, r
 		PIDNS:       r.sb.pidNS,
 		UTSNS:       r.sb.utsNS,
 		CgroupsPath: r.sb.cgroup.ContainerCgroupsPath(id),
-		Resources:   cgroups.ContainerResources(c).LinuxResources(),
+		// Without it libcontainer reads slice:prefix:name as a cgroupfs path.
+		SystemdCgroup: r.sb.cgroup.Driver() == cgroups.DriverSystemd,
+		Resources:     cgroups.ContainerResources(c).LinuxResources(),
 	}
 	if !r.sb.hostNetwork {
 		cfg.Hostname = r.sb.hostname

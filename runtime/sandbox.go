@@ -137,7 +137,7 @@ func setupSandbox(ctx context.Context, l store.Layout, paths store.PodPaths, pla
 		if err != nil {
 			return nil, err
 		}
-		pause, err := startPause(exe, sb.cgroup.AddProcess)
+		pause, err := startPause(exe, sb.cgroup.AddSandboxProcess)
 		if err != nil {
 			return nil, err
 		}

@@ -84,6 +84,10 @@ func runApply(c *cli.Context) error {
 	if _, err := supervisor.SysctlAllowlist(unsafeSysctls); err != nil {
 		return usageError("--allowed-unsafe-sysctls: %v", err)
 	}
+	_, hostWarnings := hostInfo(cgroupDriver(c))
+	for _, w := range hostWarnings {
+		fmt.Fprintf(os.Stderr, "Warning: %s\n", w)
+	}
 	if c.Bool("dry-run") {
 		for i, p := range plans {
 			if err := supervisor.CheckImages(l, p); err != nil {

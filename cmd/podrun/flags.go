@@ -11,6 +11,7 @@ import (
 	"github.com/podrun/podrun/logs"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/podrun/podrun/cgroups"
 	"github.com/podrun/podrun/store"
 	"github.com/podrun/podrun/supervisor"
 )
@@ -22,7 +23,7 @@ func globalFlags() []cli.Flag {
 		&cli.StringFlag{Name: "namespace", Aliases: []string{"n"}, Value: "", Usage: "the pods' namespace (default \"default\")"},
 		&cli.StringFlag{Name: "log-level", Value: "warn", Usage: "debug, info, warn or error"},
 		&cli.StringFlag{Name: "cgroup-parent", Value: store.DefaultCgroupParent, Usage: "the cgroup under which pod cgroups are made"},
-		&cli.StringFlag{Name: "cgroup-manager", Value: "cgroupfs", Usage: "cgroupfs or systemd"},
+		&cli.StringFlag{Name: "cgroup-manager", Value: "", Usage: "cgroupfs or systemd (default: systemd on a cgroup v2 host booted with systemd, else cgroupfs)"},
 		&cli.StringFlag{Name: "bridge", Value: "", Usage: "the host bridge pods attach to (default podrun0)", EnvVars: []string{"PODRUN_BRIDGE"}},
 		&cli.StringFlag{Name: "subnet", Value: "", Usage: "the pod subnet (CIDR) on the bridge", EnvVars: []string{"PODRUN_SUBNET"}},
 		&cli.DurationFlag{Name: "crashloop-backoff-initial", Value: supervisor.DefaultBackoffInitial, Usage: "the first restart backoff (the kubelet's is 10s)"},
@@ -68,10 +69,19 @@ func layout(c *cli.Context) store.Layout {
 		Root:         c.String("root"),
 		RunRoot:      c.String("run-root"),
 		CgroupParent: c.String("cgroup-parent"),
-		CgroupDriver: c.String("cgroup-manager"),
+		CgroupDriver: cgroupDriver(c),
 		Bridge:       c.String("bridge"),
 		Subnet:       c.String("subnet"),
 	}
+}
+
+// cgroupDriver is --cgroup-manager, else the driver containerd and the
+// kubelet would pick on this host.
+func cgroupDriver(c *cli.Context) string {
+	if d := c.String("cgroup-manager"); d != "" {
+		return d
+	}
+	return cgroups.DefaultDriver()
 }
 
 // namespace is -n, else "default".
@@ -90,7 +100,7 @@ func podSettings(c *cli.Context) store.Settings {
 		LogMaxSize:           logMaxSize,
 		LogMaxFiles:          logMaxFiles,
 		CgroupParent:         c.String("cgroup-parent"),
-		CgroupDriver:         c.String("cgroup-manager"),
+		CgroupDriver:         cgroupDriver(c),
 		Bridge:               c.String("bridge"),
 		Subnet:               c.String("subnet"),
 		BackoffInitial:       metav1.Duration{Duration: c.Duration("crashloop-backoff-initial")},

@@ -80,6 +80,7 @@ func newApp() *cli.App {
 			rmiCommand(),
 			imageCommand(),
 			versionCommand(),
+			infoCommand(),
 			superviseCommand(),
 			pauseCommand(),
 		},

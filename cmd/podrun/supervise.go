@@ -1,10 +1,12 @@
 package main
 
 import (
+	"log/slog"
 	"os"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/podrun/podrun/cgroups"
 	"github.com/podrun/podrun/store"
 	"github.com/podrun/podrun/supervisor"
 )
@@ -24,6 +26,13 @@ func superviseCommand() *cli.Command {
 			rec, err := store.FindPodByUID(l, c.Args().First())
 			if err != nil {
 				return err
+			}
+			// Under systemd the supervisor leaves the caller's unit (a login
+			// scope or a CI step) for a scope of its own, as conmon does.
+			if rec.PodLayout(l).CgroupDriver == cgroups.DriverSystemd {
+				if _, err := cgroups.LeaveCallerUnit(string(rec.Pod.UID)); err != nil {
+					slog.Warn("the supervisor stays in the caller's cgroup", "err", err)
+				}
 			}
 			// apply passes the write end of its readiness pipe as fd 3.
 			ready := os.NewFile(3, "ready")

@@ -1,0 +1,5 @@
+//go:build !seccomp || !cgo
+
+package main
+
+func libseccompVersion() string { return "" }
