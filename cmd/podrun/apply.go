@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"time"
@@ -9,52 +10,76 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 
-	"github.com/podrun/podrun/podspec"
 	"github.com/podrun/podrun/runtime"
 )
 
 func applyCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "apply",
-		Usage:     "create the pods of a manifest and start them",
-		ArgsUsage: "[-f] FILE",
-		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "filename", Aliases: []string{"f"}, Usage: "the manifest (- for stdin)"},
-			&cli.BoolFlag{Name: "wait", Usage: "wait until every pod is Ready (restartPolicy Always) or has finished (Never, OnFailure)"},
-			&cli.DurationFlag{Name: "timeout", Value: 5 * time.Minute, Usage: "how long --wait waits (0 = forever)"},
+		Usage:     "create the pods of manifests and start them",
+		ArgsUsage: "-f FILE|DIR|- [-f ...] | FILE",
+		Description: `Examples:
+  # Create the pods of a manifest and wait until they are Ready (or have finished)
+  podrun apply -f pod.yaml --wait
+
+  # Every manifest of a directory, and its subdirectories, in one step
+  podrun apply -f manifests/ -R
+
+  # From stdin; print what would be created, with the defaults, and change nothing
+  cat pod.yaml | podrun apply -f - --dry-run=client -o yaml`,
+		Flags: append(filenameFlags("the manifest"),
+			&cli.BoolFlag{Name: "wait", Usage: "wait until every pod is Ready (restartPolicy Always) or has finished (Never, OnFailure); a container that fails first fails the wait (exit 1)"},
+			&cli.BoolFlag{Name: "allow-restarts", Usage: "with --wait: wait through container restarts instead of failing at the first"},
+			&cli.DurationFlag{Name: "timeout", Value: 5 * time.Minute, Usage: "how long --wait waits (0 = forever); then exit 124"},
+			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "with --wait: no progress lines"},
 			&cli.BoolFlag{Name: "force", Usage: "replace a pod of the same name whose spec differs"},
-			&cli.BoolFlag{Name: "dry-run", Usage: "validate and print the pods with their defaults; change nothing"},
-		},
+			&cli.StringFlag{Name: "dry-run", Value: "none", Usage: "client or server: validate (server: also check images) and print, change nothing; none: apply"},
+			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "name, yaml or json: print the objects instead of \"pod/NAME created\""},
+		),
 		Action: runApply,
 	}
 }
 
+// manifestArgs are the manifests named with -f, or the one positional FILE
+// podrun has always taken.
+func manifestArgs(c *cli.Context, verb string) ([]string, error) {
+	files := c.StringSlice("filename")
+	if len(files) == 0 && c.NArg() == 1 && verb == "apply" {
+		files = []string{c.Args().First()}
+	} else if c.NArg() > 0 && len(files) > 0 {
+		return nil, usageError("%s takes manifests with -f, or names, not both", verb)
+	}
+	if len(files) == 0 {
+		return nil, usageError("%s needs a manifest: podrun %s -f FILE", verb, verb)
+	}
+	return expandFilenames(files, c.Bool("recursive"))
+}
+
 func runApply(c *cli.Context) error {
-	file := c.String("filename")
-	if file == "" && c.NArg() == 1 {
-		file = c.Args().First()
+	if c.NArg() > 1 {
+		return usageError("apply takes its manifests with -f: podrun apply -f FILE [-f FILE...]")
 	}
-	if file == "" || c.NArg() > 1 || (c.String("filename") != "" && c.NArg() > 0) {
-		return usageError("apply needs exactly one manifest: podrun apply [-f] FILE")
-	}
-	manifest, err := podspec.LoadFile(file)
+	files, err := manifestArgs(c, "apply")
 	if err != nil {
-		return cli.Exit(err.Error(), exitUsage)
+		return err
 	}
-	if ns := c.String("namespace"); ns != "" {
-		for _, p := range manifest.Pods {
-			p.Namespace = ns
-		}
-		for _, cm := range manifest.ConfigMaps {
-			cm.Namespace = ns
-		}
-		for _, s := range manifest.Secrets {
-			s.Namespace = ns
-		}
+	dryRun := c.String("dry-run")
+	switch dryRun {
+	case "none", "client", "server":
+	case "true":
+		dryRun = "client"
+	case "false":
+		dryRun = "none"
+	default:
+		return usageError("--dry-run=%q: want none, client or server", dryRun)
 	}
-	plans, err := manifest.Plans()
+	output := c.String("output")
+	if output != "" && output != "name" && output != "yaml" && output != "json" {
+		return usageError("--output %q: apply prints name, yaml or json", output)
+	}
+	plans, err := loadPlans(files, c.String("namespace"))
 	if err != nil {
-		return cli.Exit(err.Error(), exitUsage)
+		return err
 	}
 	for _, p := range plans {
 		for _, w := range append(append([]string(nil), p.Warnings...), runtime.Unhonoured(p.Pod)...) {
@@ -62,23 +87,24 @@ func runApply(c *cli.Context) error {
 		}
 	}
 	l := layout(c)
-	if c.Bool("dry-run") {
-		for i, p := range plans {
+	// Images that cannot be had (imagePullPolicy Never and not in the store)
+	// are bad input: found before any pod is created.
+	if dryRun != "client" {
+		for _, p := range plans {
 			if err := runtime.CheckImages(l, p); err != nil {
 				return cli.Exit(err.Error(), exitUsage)
 			}
-			out := p.Pod.DeepCopy()
-			out.APIVersion, out.Kind = "v1", "Pod"
-			data, err := yaml.Marshal(out)
-			if err != nil {
-				return err
-			}
-			if i > 0 {
-				fmt.Println("---")
-			}
-			os.Stdout.Write(data)
 		}
-		return nil
+	}
+	if dryRun != "none" {
+		var pods []*corev1.Pod
+		for _, p := range plans {
+			pods = append(pods, p.Pod)
+			if output == "" {
+				fmt.Printf("pod/%s created (%s)\n", p.Pod.Name, map[string]string{"client": "dry run", "server": "server dry run"}[dryRun])
+			}
+		}
+		return printApplied(output, pods)
 	}
 	exe, err := os.Executable()
 	if err != nil {
@@ -86,6 +112,7 @@ func runApply(c *cli.Context) error {
 	}
 	opts := runtime.ApplyOptions{Force: c.Bool("force"), Exe: exe, GlobalArgs: globalArgs(c)}
 	var records []*runtime.Record
+	var pods []*corev1.Pod
 	for _, p := range plans {
 		res, err := runtime.Apply(l, p, opts)
 		if err != nil {
@@ -94,92 +121,48 @@ func runApply(c *cli.Context) error {
 			}
 			return err
 		}
-		fmt.Printf("pod/%s %s\n", res.Record.Pod.Name, res.Action)
+		if output == "" {
+			fmt.Printf("pod/%s %s\n", res.Record.Pod.Name, res.Action)
+		}
 		records = append(records, res.Record)
+		pods = append(pods, res.Record.Pod)
+	}
+	if err := printApplied(output, pods); err != nil {
+		return err
 	}
 	if !c.Bool("wait") {
 		return nil
 	}
-	return waitForPods(l, records, c.Duration("timeout"))
+	o := waitOptions{timeout: c.Duration("timeout"), allowRestarts: c.Bool("allow-restarts"), progress: os.Stderr}
+	if c.Bool("quiet") {
+		o.progress = nil
+	}
+	return waitForPods(l, records, o)
 }
 
-// waitForPods blocks until every pod is Ready or has finished.
-func waitForPods(l runtime.Layout, records []*runtime.Record, timeout time.Duration) error {
-	var deadline time.Time
-	if timeout > 0 {
-		deadline = time.Now().Add(timeout)
-	}
-	failedPods := 0
-	for _, rec := range records {
-		for {
-			cur, err := rec.Reload(l)
+// printApplied prints applied (or dry-run) objects as kubectl apply -o does.
+func printApplied(output string, pods []*corev1.Pod) error {
+	for i, p := range pods {
+		switch output {
+		case "name":
+			fmt.Printf("pod/%s\n", p.Name)
+		case "json":
+			data, err := json.MarshalIndent(apiPod(p), "", "    ")
 			if err != nil {
-				return failed("pod %s: %v", rec.Key(), err)
+				return err
 			}
-			if done, ok := podDone(cur.Pod); done {
-				if !ok {
-					failedPods++
-					fmt.Fprintf(os.Stderr, "pod/%s failed: %s\n", cur.Pod.Name, failureSummary(cur.Pod))
-				} else {
-					fmt.Fprintf(os.Stderr, "pod/%s %s\n", cur.Pod.Name, doneWord(cur.Pod))
-				}
-				break
+			fmt.Printf("%s\n", data)
+		case "yaml":
+			data, err := yaml.Marshal(apiPod(p))
+			if err != nil {
+				return err
 			}
-			if !deadline.IsZero() && time.Now().After(deadline) {
-				return cli.Exit(fmt.Sprintf("timed out after %s waiting for pod/%s (status %s)", timeout, cur.Pod.Name, statusWord(cur.Pod)), exitTimeout)
+			if i > 0 {
+				fmt.Println("---")
 			}
-			time.Sleep(10 * time.Millisecond)
+			os.Stdout.Write(data)
 		}
-	}
-	if failedPods > 0 {
-		return cli.Exit("", exitFailed)
 	}
 	return nil
 }
 
-// podDone: Succeeded is done and fine, Failed is done and not. A pod meant to
-// run to completion (restartPolicy Never or OnFailure) is waited for until it
-// has finished, so that a container's moment of readiness before it fails is
-// not taken for success; any other pod is done once Ready.
-func podDone(pod *corev1.Pod) (done, ok bool) {
-	switch pod.Status.Phase {
-	case corev1.PodSucceeded:
-		return true, true
-	case corev1.PodFailed:
-		return true, false
-	}
-	if pod.Spec.RestartPolicy != corev1.RestartPolicyAlways {
-		return false, false
-	}
-	for _, cond := range pod.Status.Conditions {
-		if cond.Type == corev1.PodReady && cond.Status == corev1.ConditionTrue {
-			return true, true
-		}
-	}
-	return false, false
-}
-
-func doneWord(pod *corev1.Pod) string {
-	if pod.Status.Phase == corev1.PodSucceeded {
-		return "succeeded"
-	}
-	return "ready"
-}
-
-func failureSummary(pod *corev1.Pod) string {
-	s := statusWord(pod)
-	if pod.Status.Message != "" {
-		s += ": " + pod.Status.Message
-	}
-	for _, list := range [][]corev1.ContainerStatus{pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses} {
-		for _, st := range list {
-			if t := st.State.Terminated; t != nil && t.ExitCode != 0 {
-				s += fmt.Sprintf("; container %s exited with code %d (%s)", st.Name, t.ExitCode, t.Reason)
-				if t.Message != "" {
-					s += ": " + t.Message
-				}
-			}
-		}
-	}
-	return s
-}

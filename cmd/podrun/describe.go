@@ -22,7 +22,7 @@ func describeCommand() *cli.Command {
 			}
 			l := layout(c)
 			for i, n := range names {
-				rec, err := runtime.FindPod(l, namespace(c), n)
+				rec, err := findPod(l, namespace(c), n)
 				if err != nil {
 					return failed("%v", err)
 				}

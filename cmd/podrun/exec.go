@@ -27,7 +27,7 @@ func execCommand() *cli.Command {
 				return usageError("exec needs a pod and a command: podrun exec POD -- COMMAND")
 			}
 			l := layout(c)
-			rec, err := runtime.FindPod(l, namespace(c), podArgs(args[:1])[0])
+			rec, err := findPod(l, namespace(c), podArgs(args[:1])[0])
 			if err != nil {
 				return failed("%v", err)
 			}

@@ -70,7 +70,7 @@ func runGet(c *cli.Context) error {
 		}
 	} else {
 		for _, n := range names {
-			r, err := runtime.FindPod(l, namespace(c), n)
+			r, err := findPod(l, namespace(c), n)
 			if err != nil {
 				return failed("%v", err)
 			}

@@ -49,7 +49,7 @@ func runLogs(c *cli.Context) error {
 	var err error
 	switch {
 	case len(args) >= 1:
-		rec, err = runtime.FindPod(l, namespace(c), args[0])
+		rec, err = findPod(l, namespace(c), args[0])
 		if err != nil {
 			return failed("%v", err)
 		}

@@ -28,7 +28,11 @@ func main() {
 		return
 	}
 	app := newApp()
-	if err := app.Run(interspersed(app, os.Args)); err != nil {
+	args := interspersed(app, os.Args)
+	if err := checkCommand(app, args); err != nil {
+		os.Exit(report(err))
+	}
+	if err := app.Run(args); err != nil {
 		os.Exit(report(err))
 	}
 }
@@ -61,7 +65,11 @@ func newApp() *cli.App {
 		Flags:          globalFlags(),
 		Before:         setupLogging,
 		OnUsageError: func(c *cli.Context, err error, isSubcommand bool) error {
-			return cli.Exit(err.Error(), exitUsage)
+			var flags []cli.Flag
+			if c != nil && c.Command != nil {
+				flags = c.Command.Flags
+			}
+			return cli.Exit(flagSuggestion(err, flags), exitUsage)
 		},
 		Commands: []*cli.Command{
 			applyCommand(),
@@ -70,6 +78,7 @@ func newApp() *cli.App {
 			logsCommand(),
 			execCommand(),
 			deleteCommand(),
+			waitCommand(),
 			restartCommand(),
 			pullCommand(),
 			loadCommand(),
@@ -87,6 +96,9 @@ func newApp() *cli.App {
 	usage = func(cmds []*cli.Command) {
 		for _, cmd := range cmds {
 			cmd.OnUsageError = app.OnUsageError
+			if cmd.Before == nil && len(cmd.Subcommands) == 0 {
+				cmd.Before = needRoot
+			}
 			cmd.UseShortOptionHandling = true // -it, as kubectl takes it
 			usage(cmd.Subcommands)
 		}

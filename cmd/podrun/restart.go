@@ -20,7 +20,7 @@ func restartCommand() *cli.Command {
 			}
 			l := layout(c)
 			for _, n := range names {
-				rec, err := runtime.FindPod(l, namespace(c), n)
+				rec, err := findPod(l, namespace(c), n)
 				if err != nil {
 					return failed("%v", err)
 				}

@@ -20,7 +20,7 @@ func superviseCommand() *cli.Command {
 				return usageError("supervise --uid UID NAMESPACE NAME")
 			}
 			l := layout(c)
-			rec, err := runtime.FindPod(l, c.Args().Get(0), c.Args().Get(1))
+			rec, err := findPod(l, c.Args().Get(0), c.Args().Get(1))
 			if err != nil {
 				return err
 			}

@@ -1,0 +1,136 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+
+	"github.com/podrun/podrun/runtime"
+)
+
+// recordFiles are the files of a pod record whose change can change what
+// `get`, `wait` and `apply --wait` see (logs and events are not among them).
+var recordFiles = map[string]bool{"pod.json": true, "status.json": true, "delete.json": true}
+
+// recheckEvery is how often a watcher looks again without a notification: a
+// supervisor that dies writes nothing (the pod turns Unknown), and a lost
+// notification must not hang a wait. Reading a few small records once a
+// second costs a fraction of a millisecond of CPU.
+const recheckEvery = time.Second
+
+// podWatch wakes its user when pod records change: a record created or
+// removed under <root>/pods, or a record's spec, status or delete request
+// written (the supervisor writes them atomically, by rename). It replaces
+// polling: a waiting `apply --wait` sleeps in the kernel between changes.
+type podWatch struct {
+	w    *fsnotify.Watcher
+	dir  string
+	wake chan struct{}
+	done chan struct{}
+}
+
+func newPodWatch(l runtime.Layout) (*podWatch, error) {
+	dir := l.PodsDir()
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		return nil, err
+	}
+	pw := &podWatch{w: w, dir: dir, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	if err := w.Add(dir); err != nil {
+		w.Close()
+		return nil, err
+	}
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if e.IsDir() {
+			_ = w.Add(filepath.Join(dir, e.Name()))
+		}
+	}
+	go pw.loop()
+	return pw, nil
+}
+
+func (pw *podWatch) loop() {
+	defer close(pw.done)
+	for {
+		select {
+		case ev, ok := <-pw.w.Events:
+			if !ok {
+				return
+			}
+			parent := filepath.Dir(ev.Name)
+			switch {
+			case parent == pw.dir:
+				if ev.Has(fsnotify.Create) {
+					_ = pw.w.Add(ev.Name) // a new pod record
+				}
+			case !recordFiles[filepath.Base(ev.Name)]:
+				continue
+			}
+			pw.signal()
+		case _, ok := <-pw.w.Errors:
+			if !ok {
+				return
+			}
+			pw.signal() // an overflow: look again
+		}
+	}
+}
+
+func (pw *podWatch) signal() {
+	select {
+	case pw.wake <- struct{}{}:
+	default:
+	}
+}
+
+// wait returns after a change, after recheckEvery (or d, when shorter and
+// not 0), or with ctx's error.
+func (pw *podWatch) wait(ctx context.Context, d time.Duration) error {
+	if d <= 0 || d > recheckEvery {
+		d = recheckEvery
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-pw.wake:
+		return nil
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (pw *podWatch) close() {
+	_ = pw.w.Close()
+	<-pw.done
+}
+
+// errTimeout marks a wait that ran out of time (exit 124).
+var errTimeout = errors.New("timed out")
+
+// deadlineContext is ctx with the wait's timeout (0 = none) and Ctrl-C.
+func deadlineContext(timeout time.Duration) (context.Context, context.CancelFunc) {
+	ctx, stop := interruptContext()
+	if timeout <= 0 {
+		return ctx, stop
+	}
+	tctx, cancel := context.WithTimeoutCause(ctx, timeout, errTimeout)
+	return tctx, func() { cancel(); stop() }
+}
+
+// interruptContext ends on Ctrl-C or SIGTERM, so that followers and waiters
+// stop quietly instead of dying mid-line.
+func interruptContext() (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+}
