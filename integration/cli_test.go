@@ -328,3 +328,111 @@ spec:
 		t.Errorf("get -w after Ctrl-C: exit %d, stderr %q", code, w.stderr.String())
 	}
 }
+
+// logs -f of two containers that log alternately shows both, in arrival order;
+// Ctrl-C ends it quietly.
+func TestCLILogsFollowSeveralContainers(t *testing.T) {
+	e := newCLIEnv(t)
+	e.must("apply", "-f", e.manifest(`
+apiVersion: v1
+kind: Pod
+metadata:
+  name: pingpong
+  labels: {app: pp}
+  annotations: {kubectl.kubernetes.io/default-container: pong}
+spec:
+  volumes: [{name: data, emptyDir: {}}]
+  containers:
+  - name: ping
+    image: busybox:1.28
+    volumeMounts: [{name: data, mountPath: /data}]
+    command: ['sh', '-c', 'until [ -e /data/go ]; do sleep 0.1; done; for i in 1 2 3 4; do echo ping $i; sleep 0.6; done; sleep 3600']
+  - name: pong
+    image: busybox:1.28
+    volumeMounts: [{name: data, mountPath: /data}]
+    command: ['sh', '-c', 'until [ -e /data/go ]; do sleep 0.1; done; sleep 0.3; for i in 1 2 3 4; do echo pong $i; sleep 0.6; done; sleep 3600']
+`), "--wait")
+	f := e.start("logs", "pingpong", "-f", "--all-containers", "--prefix")
+	time.Sleep(500 * time.Millisecond)
+	e.must("exec", "pingpong", "-c", "ping", "--", "touch", "/data/go")
+	lines := f.waitLines(t, 30*time.Second, "pong 4", func(l []string) bool { return len(l) > 0 && strings.HasSuffix(l[len(l)-1], "pong 4") })
+	want := []string{}
+	for i := 1; i <= 4; i++ {
+		want = append(want, fmt.Sprintf("[pod/pingpong/ping] ping %d", i), fmt.Sprintf("[pod/pingpong/pong] pong %d", i))
+	}
+	if strings.Join(lines, "\n") != strings.Join(want, "\n") {
+		t.Errorf("logs -f --all-containers --prefix:\n%s\nwant:\n%s", strings.Join(lines, "\n"), strings.Join(want, "\n"))
+	}
+	_ = f.cmd.Process.Signal(syscall.SIGINT)
+	if code := f.exit(t, 10*time.Second); code != 0 || f.stderr.Len() > 0 {
+		t.Errorf("logs -f after Ctrl-C: exit %d, stderr %q", code, f.stderr.String())
+	}
+	// The default-container annotation picks pong, without a "Defaulted" note.
+	if r := e.must("logs", "pingpong"); !strings.HasPrefix(r.stdout, "pong 1\n") || strings.Contains(r.stderr, "Defaulted") {
+		t.Errorf("logs with the default-container annotation: %s", r)
+	}
+	// -l: the default container of each matching pod, last 10 lines.
+	if r := e.must("logs", "-l", "app=pp", "--tail", "1"); r.stdout != "pong 4\n" {
+		t.Errorf("logs -l: %s", r)
+	}
+	// --since-time in the future shows nothing; in the past everything.
+	if r := e.must("logs", "pingpong", "-c", "ping", "--since-time", time.Now().Add(time.Hour).UTC().Format(time.RFC3339)); r.stdout != "" {
+		t.Errorf("logs --since-time in the future: %q", r.stdout)
+	}
+	if r := e.must("logs", "pingpong", "-c", "ping", "--since-time", time.Now().Add(-time.Hour).UTC().Format(time.RFC3339)); !strings.HasPrefix(r.stdout, "ping 1\n") {
+		t.Errorf("logs --since-time an hour ago: %q", r.stdout)
+	}
+}
+
+// get's selectors and kubectl's template outputs.
+func TestCLIGetSelectorsAndTemplates(t *testing.T) {
+	e := newCLIEnv(t)
+	e.must("apply", "-f", e.manifest(`
+apiVersion: v1
+kind: Pod
+metadata: {name: web, labels: {app: web, tier: front}}
+spec:
+  containers: [{name: app, image: busybox:1.28, command: ['sleep', '3600']}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: db, labels: {app: db}}
+spec:
+  restartPolicy: Never
+  containers: [{name: app, image: busybox:1.28, command: ['true']}]
+`), "--wait")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"get", "-l", "app=web", "-o", "name"}, "pod/web\n"},
+		{[]string{"get", "-l", "app in (web,db),tier!=front", "-o", "name"}, "pod/db\n"},
+		{[]string{"get", "--field-selector", "status.phase=Succeeded", "-o", "name"}, "pod/db\n"},
+		{[]string{"get", "web", "-o", "jsonpath={.metadata.labels.tier}"}, "front"},
+		{[]string{"get", "pods", "-o", "jsonpath={.items[*].metadata.name}"}, "db web"},
+		{[]string{"get", "-o", "go-template={{range .items}}{{.metadata.name}}:{{.status.phase}} {{end}}"}, "db:Succeeded web:Running "},
+		{[]string{"get", "-o", "custom-columns=NAME:.metadata.name,APP:.metadata.labels.app,TIER:.metadata.labels.tier", "--sort-by", ".metadata.labels.app"}, "NAME   APP   TIER\ndb     db    <none>\nweb    web   front\n"},
+		{[]string{"get", "--sort-by", "{.metadata.name}", "-o", "custom-columns=NAME:.metadata.name", "--no-headers"}, "db\nweb\n"},
+	} {
+		if r := e.must(tc.args...); r.stdout != tc.want {
+			t.Errorf("podrun %q: %q, want %q", tc.args, r.stdout, tc.want)
+		}
+	}
+	r := e.must("get", "web", "--show-labels", "-L", "tier")
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	if f := strings.Fields(lines[0]); f[len(f)-2] != "TIER" || f[len(f)-1] != "LABELS" {
+		t.Errorf("get --show-labels -L tier header: %q", lines[0])
+	}
+	if f := strings.Fields(lines[1]); f[len(f)-2] != "front" || f[len(f)-1] != "app=web,tier=front" {
+		t.Errorf("get --show-labels -L tier row: %q", lines[1])
+	}
+	if r := e.podrun("get", "--field-selector", "spec.bogus=1"); r.code != 2 {
+		t.Errorf("unsupported field selector: %s", r)
+	}
+	if r := e.must("delete", "-l", "app=db"); !strings.Contains(r.stdout, `pod "db" deleted`) {
+		t.Errorf("delete -l: %s", r)
+	}
+	if r := e.must("get", "-o", "name"); r.stdout != "pod/web\n" {
+		t.Errorf("after delete -l: %q", r.stdout)
+	}
+}

@@ -165,4 +165,3 @@ func printApplied(output string, pods []*corev1.Pod) error {
 	}
 	return nil
 }
-

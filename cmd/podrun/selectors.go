@@ -150,4 +150,3 @@ func selectPods(c *cli.Context, names []string, allNamespaces bool) ([]*runtime.
 	}
 	return out, nil, nil
 }
-
