@@ -436,3 +436,52 @@ spec:
 		t.Errorf("after delete -l: %q", r.stdout)
 	}
 }
+
+// run --rm -i --restart=Never: the container's output and exit code, nothing left.
+func TestCLIRunRemoveExitCode(t *testing.T) {
+	e := newCLIEnv(t)
+	r := e.podrun("run", "once", "--image=busybox:1.28", "--rm", "-i", "--restart=Never", "--", "sh", "-c", "echo hello from the pod; exit 3")
+	if r.code != 3 || r.stdout != "hello from the pod\n" || !strings.Contains(r.stderr, "terminated (Error)") {
+		t.Fatalf("run --rm -i of a failing command: %s", r)
+	}
+	if r := e.must("get", "-o", "name"); r.stdout != "" {
+		t.Fatalf("run --rm left a pod: %q", r.stdout)
+	}
+	if left := e.leftovers(); len(left) > 0 {
+		t.Fatalf("run --rm left %v", left)
+	}
+	if r := e.podrun("run", "ok", "--image=busybox:1.28", "--rm", "--attach", "--restart=Never", "--env=X=42", "--command", "--", "sh", "-c", "echo $X"); r.code != 0 || r.stdout != "42\n" {
+		t.Fatalf("run --rm --attach of a succeeding command: %s", r)
+	}
+	if r := e.podrun("run", "dry", "--image=busybox:1.28", "--dry-run=client", "-o", "yaml", "--labels=app=x"); r.code != 0 || !strings.Contains(r.stdout, "app: x") || !strings.Contains(r.stdout, "restartPolicy: Always") {
+		t.Fatalf("run --dry-run=client -o yaml: %s", r)
+	}
+	if r := e.podrun("run", "x", "--rm", "--image=busybox:1.28"); r.code != 2 {
+		t.Errorf("run --rm without -i: %s", r)
+	}
+	// Shell completion is generated from the commands themselves.
+	for _, sh := range []string{"bash", "zsh", "fish"} {
+		if r := e.must("completion", sh); !strings.Contains(r.stdout, "podrun") {
+			t.Errorf("completion %s: %s", sh, r)
+		}
+	}
+	if r := e.must("--generate-bash-completion"); !strings.Contains(r.stdout, "wait\n") {
+		t.Errorf("completion words: %q", r.stdout)
+	}
+}
+
+// A plain user gets one clear message.
+func TestCLINeedsRoot(t *testing.T) {
+	cmd := exec.Command(podrunBin, "get")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	out, err := cmd.CombinedOutput()
+	ee, ok := err.(*exec.ExitError)
+	if !ok || ee.ExitCode() != 1 || !strings.Contains(string(out), "podrun needs root") {
+		t.Fatalf("podrun get as nobody: %v %s", err, out)
+	}
+	cmd = exec.Command(podrunBin, "version")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("podrun version as nobody: %v %s", err, out)
+	}
+}

@@ -21,6 +21,10 @@ func interspersed(app *cli.App, args []string) []string {
 	if len(args) < 2 {
 		return args
 	}
+	// Shell completion asks with a last --generate-bash-completion; it must stay last.
+	if last := len(args) - 1; args[last] == "--generate-bash-completion" {
+		return append(interspersed(app, args[:last]), args[last])
+	}
 	var global []string
 	rest := args[1:]
 	// Global flags before the command name.

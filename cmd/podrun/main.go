@@ -79,6 +79,8 @@ func newApp() *cli.App {
 			execCommand(),
 			deleteCommand(),
 			waitCommand(),
+			runCommand(),
+			completionCommand(),
 			restartCommand(),
 			pullCommand(),
 			loadCommand(),
@@ -98,6 +100,10 @@ func newApp() *cli.App {
 			cmd.OnUsageError = app.OnUsageError
 			if cmd.Before == nil && len(cmd.Subcommands) == 0 {
 				cmd.Before = needRoot
+			}
+			switch cmd.Name {
+			case "get", "describe", "logs", "exec", "delete", "restart", "wait":
+				cmd.BashComplete = completePods
 			}
 			cmd.UseShortOptionHandling = true // -it, as kubectl takes it
 			usage(cmd.Subcommands)

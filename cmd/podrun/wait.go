@@ -82,7 +82,7 @@ func waitForPods(l runtime.Layout, records []*runtime.Record, o waitOptions) err
 		if len(pending) == 0 {
 			break
 		}
-		if err := pw.wait(ctx, next); err != nil {
+		if err := pw.wait(ctx, next, pending...); err != nil {
 			return waitEnded(ctx, o.timeout, pending, l)
 		}
 	}
@@ -431,11 +431,11 @@ func runWait(c *cli.Context) error {
 		if len(pending) == 0 {
 			break
 		}
-		if err := pw.wait(ctx, next); err != nil {
-			var recs []*runtime.Record
-			for _, t := range pending {
-				recs = append(recs, t.rec)
-			}
+		var recs []*runtime.Record
+		for _, t := range pending {
+			recs = append(recs, t.rec)
+		}
+		if err := pw.wait(ctx, next, recs...); err != nil {
 			return waitEnded(ctx, c.Duration("timeout"), recs, l)
 		}
 	}

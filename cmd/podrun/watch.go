@@ -93,21 +93,34 @@ func (pw *podWatch) signal() {
 	}
 }
 
-// wait returns after a change, after recheckEvery (or d, when shorter and
-// not 0), or with ctx's error.
-func (pw *podWatch) wait(ctx context.Context, d time.Duration) error {
-	if d <= 0 || d > recheckEvery {
+// wait returns after a change, after d (when not 0 and shorter than
+// recheckEvery), or with ctx's error. Without a change or d, it returns only
+// once a supervisor of the given pods is gone (checked every recheckEvery, a
+// lock test that reads no record), so that an idle wait costs next to nothing.
+func (pw *podWatch) wait(ctx context.Context, d time.Duration, watched ...*runtime.Record) error {
+	timed := d > 0 && d <= recheckEvery
+	if !timed {
 		d = recheckEvery
 	}
 	t := time.NewTimer(d)
 	defer t.Stop()
-	select {
-	case <-pw.wake:
-		return nil
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
+	for {
+		select {
+		case <-pw.wake:
+			return nil
+		case <-t.C:
+			if timed || len(watched) == 0 {
+				return nil
+			}
+			for _, r := range watched {
+				if runtime.SupervisorPid(r.Paths) == 0 {
+					return nil
+				}
+			}
+			t.Reset(recheckEvery)
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
 }
 
