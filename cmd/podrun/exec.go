@@ -10,9 +10,10 @@ import (
 
 func execCommand() *cli.Command {
 	return &cli.Command{
-		Name:      "exec",
-		Usage:     "run a command in a running container",
-		ArgsUsage: "POD [-c CONTAINER] [-i] -- COMMAND [ARGS...]",
+		Name:        "exec",
+		Description: "Examples:\n  # Run a command in the pod's first container\n  podrun exec web -- cat /etc/hosts\n\n  # An interactive shell in the sidecar\n  podrun exec -it web -c proxy -- sh",
+		Usage:       "run a command in a running container",
+		ArgsUsage:   "POD [-c CONTAINER] [-i] -- COMMAND [ARGS...]",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "container", Aliases: []string{"c"}, Usage: "the container (default: the pod's first)"},
 			&cli.BoolFlag{Name: "stdin", Aliases: []string{"i"}, Usage: "pass stdin to the command"},

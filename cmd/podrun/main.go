@@ -1,4 +1,9 @@
 // Command podrun runs Kubernetes Pod manifests on one Linux host.
+//
+// GOMAXPROCS is not re-read from the cgroup every second (Go 1.25's default):
+// a waiting podrun and every supervisor would wake for it while idle.
+//
+//go:debug updatemaxprocs=0
 package main
 
 import (

@@ -10,9 +10,10 @@ import (
 
 func restartCommand() *cli.Command {
 	return &cli.Command{
-		Name:      "restart",
-		Usage:     "restart pods: stop their containers, then run them again from the first init container",
-		ArgsUsage: "NAME...",
+		Name:        "restart",
+		Description: "Examples:\n  # Run the pod again from its first init container\n  podrun restart web",
+		Usage:       "restart pods: stop their containers, then run them again from the first init container",
+		ArgsUsage:   "NAME...",
 		Action: func(c *cli.Context) error {
 			names := podArgs(c.Args().Slice())
 			if len(names) == 0 {
