@@ -485,3 +485,44 @@ func TestCLINeedsRoot(t *testing.T) {
 		t.Fatalf("podrun version as nobody: %v %s", err, out)
 	}
 }
+
+// events, get events, top pod and load from stdin.
+func TestCLIEventsTopLoadStdin(t *testing.T) {
+	e := newCLIEnv(t)
+	archive, err := os.ReadFile(testImage)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(podrunBin, e.args("load", "--tag", "piped:1")...)
+	cmd.Stdin = bytes.NewReader(archive)
+	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "piped:1") {
+		t.Fatalf("load from stdin: %v %s", err, out)
+	}
+	e.must("apply", "-f", e.manifest(`
+apiVersion: v1
+kind: Pod
+metadata: {name: busy}
+spec:
+  containers:
+  - name: spin
+    image: piped:1
+    imagePullPolicy: Never
+    command: ['sh', '-c', 'while :; do :; done']
+`), "--wait")
+	r := e.must("top", "pod", "busy")
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	if len(lines) != 2 || !strings.HasPrefix(lines[0], "POD") {
+		t.Fatalf("top pod: %q", r.stdout)
+	}
+	f := strings.Fields(lines[1])
+	milli := atoi(t, strings.TrimSuffix(f[1], "m"))
+	if f[0] != "busy" || milli < 200 || !strings.HasSuffix(f[2], "Mi") {
+		t.Errorf("top pod of a busy loop: %q (want a few hundred millicores at least)", lines[1])
+	}
+	for _, args := range [][]string{{"events"}, {"get", "events"}, {"events", "--for", "pod/busy"}} {
+		r := e.must(args...)
+		if !strings.Contains(r.stdout, "LAST SEEN") || !strings.Contains(r.stdout, "Started") || !strings.Contains(r.stdout, "pod/busy") {
+			t.Errorf("podrun %v: %s", args, r)
+		}
+	}
+}

@@ -51,6 +51,8 @@ func getCommand() *cli.Command {
 			&cli.BoolFlag{Name: "no-headers", Usage: "no header line in tables and custom columns"},
 			&cli.StringFlag{Name: "sort-by", Usage: "sort by a jsonpath field (e.g. .metadata.name, {.status.startTime})"},
 			&cli.BoolFlag{Name: "ignore-not-found", Usage: "no error for a named pod that does not exist"},
+			&cli.StringFlag{Name: "for", Usage: "get events: only those of this pod", Hidden: true},
+			&cli.StringSliceFlag{Name: "types", Usage: "get events: only these types", Hidden: true},
 		),
 		Action: runGet,
 	}
@@ -80,6 +82,10 @@ func apiPod(p *corev1.Pod) *corev1.Pod {
 }
 
 func runGet(c *cli.Context) error {
+	switch c.Args().First() {
+	case "events", "event", "ev":
+		return runEvents(c) // get events: the same table as podrun events
+	}
 	l := layout(c)
 	names := podArgs(c.Args().Slice())
 	if files := c.StringSlice("filename"); len(files) > 0 {

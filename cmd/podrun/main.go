@@ -86,6 +86,8 @@ func newApp() *cli.App {
 			waitCommand(),
 			runCommand(),
 			completionCommand(),
+			eventsCommand(),
+			topCommand(),
 			restartCommand(),
 			pullCommand(),
 			loadCommand(),
