@@ -526,3 +526,44 @@ spec:
 		}
 	}
 }
+
+// cp both ways, files and directories, through tar in the container.
+func TestCLICopy(t *testing.T) {
+	e := newCLIEnv(t)
+	e.must("apply", "-f", e.manifest(`
+apiVersion: v1
+kind: Pod
+metadata: {name: box}
+spec:
+  containers: [{name: app, image: busybox:1.28, command: ['sleep', '3600']}]
+`), "--wait")
+	local := t.TempDir()
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.MkdirAll(filepath.Join(local, "tree", "sub"), 0o755))
+	must(os.WriteFile(filepath.Join(local, "tree", "a.txt"), []byte("alpha\n"), 0o644))
+	must(os.WriteFile(filepath.Join(local, "tree", "sub", "b.txt"), []byte("beta\n"), 0o600))
+	must(os.WriteFile(filepath.Join(local, "one.txt"), []byte("one\n"), 0o644))
+
+	e.must("cp", filepath.Join(local, "tree"), "box:/tmp")
+	e.must("cp", filepath.Join(local, "one.txt"), "box:/tmp/renamed.txt")
+	if r := e.must("exec", "box", "--", "sh", "-c", "cat /tmp/tree/a.txt /tmp/tree/sub/b.txt /tmp/renamed.txt"); r.stdout != "alpha\nbeta\none\n" {
+		t.Fatalf("files copied in: %q", r.stdout)
+	}
+	e.must("exec", "box", "--", "sh", "-c", "mkdir -p /out/d && echo report > /out/d/r.txt && echo x > /out/x")
+	back := t.TempDir()
+	e.must("cp", "box:/out/d", filepath.Join(back, "d2"))
+	e.must("cp", "box:/out/x", back)
+	for p, want := range map[string]string{"d2/r.txt": "report\n", "x": "x\n"} {
+		if data, err := os.ReadFile(filepath.Join(back, p)); err != nil || string(data) != want {
+			t.Errorf("copied out %s: %q %v", p, data, err)
+		}
+	}
+	if r := e.podrun("cp", "box:/nope", back); r.code != 1 {
+		t.Errorf("cp of a missing file: %s", r)
+	}
+}

@@ -88,6 +88,7 @@ func newApp() *cli.App {
 			completionCommand(),
 			eventsCommand(),
 			topCommand(),
+			cpCommand(),
 			restartCommand(),
 			pullCommand(),
 			loadCommand(),
