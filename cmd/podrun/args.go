@@ -25,6 +25,10 @@ func interspersed(app *cli.App, args []string) []string {
 	if last := len(args) - 1; args[last] == "--generate-bash-completion" {
 		return append(interspersed(app, args[:last]), args[last])
 	}
+	// `podrun help VERB` is `podrun VERB --help`.
+	if len(args) > 2 && args[1] == "help" {
+		return append(append([]string{args[0]}, args[2:]...), "--help")
+	}
 	var global []string
 	rest := args[1:]
 	// Global flags before the command name.
