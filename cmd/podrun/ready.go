@@ -30,6 +30,10 @@ const reasonContainerStatusUnknown = "ContainerStatusUnknown"
 // here sees every instant and must not take that one for success.
 const readySettle = time.Second
 
+// unconfirmedRecheck is how soon a wait looks again at a pod whose Ready
+// condition is True but one of whose ready containers was not found alive.
+const unconfirmedRecheck = 100 * time.Millisecond
+
 // podReady reports whether the pod is Ready now: the kubelet's Ready
 // condition is True in its record, and every container that condition counts
 // as ready is alive at this moment and has been for readySettle. When only
@@ -45,14 +49,21 @@ func podReady(rec *runtime.Record, pod *corev1.Pod) (ready bool, recheck time.Du
 			}
 			age, alive := containerAge(rec, st.ContainerID)
 			if !alive {
-				return false, 0
+				// Dead (the supervisor is about to record it), or not
+				// readable this instant: look again soon either way, as
+				// nothing else may change to wake the waiter.
+				return false, unconfirmedRecheck
 			}
 			if age < readySettle {
-				recheck = max(recheck, readySettle-age)
+				// Clamped: a clock oddity must not park the wait.
+				recheck = max(recheck, min(max(readySettle-age, 10*time.Millisecond), readySettle))
 			}
 		}
 	}
-	return recheck == 0, recheck
+	if recheck > 0 {
+		return false, recheck
+	}
+	return true, 0
 }
 
 func conditionTrue(pod *corev1.Pod, t corev1.PodConditionType) bool {

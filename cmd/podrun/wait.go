@@ -101,7 +101,11 @@ func waitEnded(ctx context.Context, timeout time.Duration, pending []*runtime.Re
 	for _, rec := range pending {
 		s := "gone"
 		if cur, err := rec.Reload(l); err == nil {
-			s = statusWord(cur.View())
+			pod := cur.View()
+			s = statusWord(pod)
+			if pod.Spec.RestartPolicy == corev1.RestartPolicyAlways {
+				s += ", Ready condition " + string(conditionStatus(pod, corev1.PodReady))
+			}
 		}
 		what = append(what, fmt.Sprintf("pod/%s (status %s)", rec.Pod.Name, s))
 	}
@@ -454,4 +458,13 @@ func toUnstructured(obj any) (any, error) {
 	var out any
 	err = json.Unmarshal(data, &out)
 	return out, err
+}
+
+func conditionStatus(pod *corev1.Pod, t corev1.PodConditionType) corev1.ConditionStatus {
+	for _, c := range pod.Status.Conditions {
+		if c.Type == t {
+			return c.Status
+		}
+	}
+	return corev1.ConditionUnknown
 }

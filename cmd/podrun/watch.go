@@ -99,8 +99,8 @@ func (pw *podWatch) signal() {
 // lock test that reads no record), so that an idle wait costs next to
 // nothing (measured: under 50 ms of CPU per minute, see the README).
 func (pw *podWatch) wait(ctx context.Context, d time.Duration, watched ...*runtime.Record) error {
-	timed := d > 0 && d <= recheckEvery
-	if !timed {
+	timed := d > 0
+	if !timed || d > recheckEvery {
 		d = recheckEvery
 	}
 	t := time.NewTimer(d)
