@@ -53,7 +53,7 @@ unit:
 	$(GO) test -count=1 $$($(GO) list ./... | grep -v /integration)
 
 integration: build image
-	PODRUN_BIN=$(CURDIR)/$(BIN) PODRUN_TEST_IMAGE=$(CURDIR)/$(BUSYBOX) $(GO) test -count=1 -timeout 30m -v ./integration/ 2>&1 | tee $(OUT)/integration.log | grep -E '^(=== RUN|--- |PASS|FAIL|ok|panic)' ; exit $${PIPESTATUS[0]}
+	PODRUN_BIN=$(CURDIR)/$(BIN) PODRUN_TEST_IMAGE=$(CURDIR)/$(BUSYBOX) $(GO) test -count=1 -timeout 60m -v ./integration/ 2>&1 | tee $(OUT)/integration.log | grep -E '^(=== RUN|--- |PASS|FAIL|ok|panic)' ; exit $${PIPESTATUS[0]}
 
 # test runs everything: formatting and vet, unit tests, then the end-to-end tests as root.
 test: deps vet unit integration

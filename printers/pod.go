@@ -6,7 +6,9 @@ package printers
 import (
 	"fmt"
 	"io"
+	"sort"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -173,25 +175,78 @@ func NewTabWriter(w io.Writer) *tabwriter.Writer {
 // PrintTable prints pods as `kubectl get pods` does (-o wide adds IP and NODE;
 // allNamespaces adds NAMESPACE first).
 func PrintTable(w io.Writer, pods []*corev1.Pod, wide, allNamespaces bool, now time.Time) error {
+	return PrintTableWith(w, pods, TableOptions{Wide: wide, AllNamespaces: allNamespaces}, now)
+}
+
+// TableOptions are kubectl get's table flags.
+type TableOptions struct {
+	Wide, AllNamespaces bool
+	NoHeaders           bool     // --no-headers
+	ShowLabels          bool     // --show-labels: a LABELS column
+	LabelColumns        []string // -L KEY: one column per label key
+}
+
+// PrintTableWith prints the table with kubectl get's table flags.
+func PrintTableWith(w io.Writer, pods []*corev1.Pod, o TableOptions, now time.Time) error {
 	tw := NewTabWriter(w)
-	if allNamespaces {
-		fmt.Fprint(tw, "NAMESPACE\t")
+	if !o.NoHeaders {
+		if o.AllNamespaces {
+			fmt.Fprint(tw, "NAMESPACE\t")
+		}
+		fmt.Fprint(tw, "NAME\tREADY\tSTATUS\tRESTARTS\tAGE")
+		if o.Wide {
+			fmt.Fprint(tw, "\tIP\tNODE\tNOMINATED NODE\tREADINESS GATES")
+		}
+		for _, k := range o.LabelColumns {
+			fmt.Fprintf(tw, "\t%s", labelHeader(k))
+		}
+		if o.ShowLabels {
+			fmt.Fprint(tw, "\tLABELS")
+		}
+		fmt.Fprintln(tw)
 	}
-	fmt.Fprint(tw, "NAME\tREADY\tSTATUS\tRESTARTS\tAGE")
-	if wide {
-		fmt.Fprint(tw, "\tIP\tNODE\tNOMINATED NODE\tREADINESS GATES")
-	}
-	fmt.Fprintln(tw)
 	for _, p := range pods {
 		r := PodRow(p, now)
-		if allNamespaces {
+		if o.AllNamespaces {
 			fmt.Fprintf(tw, "%s\t", p.Namespace)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s", r.Name, r.Ready, r.Status, r.Restarts, r.Age)
-		if wide {
+		if o.Wide {
 			fmt.Fprintf(tw, "\t%s\t%s\t<none>\t<none>", r.IP, r.Node)
+		}
+		for _, k := range o.LabelColumns {
+			fmt.Fprintf(tw, "\t%s", p.Labels[k])
+		}
+		if o.ShowLabels {
+			fmt.Fprintf(tw, "\t%s", FormatLabels(p.Labels))
 		}
 		fmt.Fprintln(tw)
 	}
 	return tw.Flush()
+}
+
+// labelHeader is kubectl's -L column title: the key's last path segment, upper case.
+func labelHeader(key string) string {
+	parts := strings.Split(key, "/")
+	return strings.ToUpper(parts[len(parts)-1])
+}
+
+// FormatLabels is labels.FormatLabels: k=v sorted by key, comma separated, or <none>.
+func FormatLabels(m map[string]string) string {
+	if len(m) == 0 {
+		return "<none>"
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for i, k := range keys {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(k + "=" + m[k])
+	}
+	return b.String()
 }

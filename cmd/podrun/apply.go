@@ -1,12 +1,11 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"time"
 
-	"github.com/fsnotify/fsnotify"
 	"github.com/urfave/cli/v2"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
@@ -20,61 +19,80 @@ import (
 func applyCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "apply",
-		Usage:     "create the pods of a manifest and start them",
-		ArgsUsage: "[-f] FILE",
-		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "filename", Aliases: []string{"f"}, Usage: "the manifest (- for stdin)"},
-			&cli.BoolFlag{Name: "wait", Usage: "wait until every pod is Ready (restartPolicy Always) or has finished (Never, OnFailure)"},
-			&cli.DurationFlag{Name: "timeout", Value: 5 * time.Minute, Usage: "how long --wait waits (0 = forever)"},
+		Usage:     "create the pods of manifests and start them",
+		ArgsUsage: "-f FILE|DIR|- [-f ...] | FILE",
+		Description: `Examples:
+  # Create the pods of a manifest and wait until they are Ready (or have finished)
+  podrun apply -f pod.yaml --wait
+
+  # Every manifest of a directory, and its subdirectories, in one step
+  podrun apply -f manifests/ -R
+
+  # From stdin; print what would be created, with the defaults, and change nothing
+  cat pod.yaml | podrun apply -f - --dry-run=client -o yaml`,
+		Flags: append(filenameFlags("the manifest"),
+			&cli.BoolFlag{Name: "wait", Usage: "wait until every pod is Ready (restartPolicy Always) or has finished (Never, OnFailure); a container that fails first fails the wait (exit 1)"},
+			&cli.BoolFlag{Name: "allow-restarts", Usage: "with --wait: wait through container restarts instead of failing at the first"},
+			&cli.DurationFlag{Name: "timeout", Value: 5 * time.Minute, Usage: "how long --wait waits (0 = forever); then exit 124"},
+			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "with --wait: no progress lines"},
 			&cli.BoolFlag{Name: "force", Usage: "replace a pod of the same name whose spec differs"},
-			&cli.BoolFlag{Name: "dry-run", Usage: "validate and print the pods with their defaults; change nothing"},
-		},
+			&cli.StringFlag{Name: "dry-run", Value: "none", Usage: "client or server: validate (server: also check images) and print, change nothing; none: apply"},
+			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "name, yaml or json: print the objects instead of \"pod/NAME created\""},
+		),
 		Action: runApply,
 	}
 }
 
+// manifestArgs are the manifests named with -f, or the one positional FILE
+// podrun has always taken.
+func manifestArgs(c *cli.Context, verb string) ([]string, error) {
+	files := c.StringSlice("filename")
+	if len(files) == 0 && c.NArg() == 1 && verb == "apply" {
+		files = []string{c.Args().First()}
+	} else if c.NArg() > 0 && len(files) > 0 {
+		return nil, usageError("%s takes manifests with -f, or names, not both", verb)
+	}
+	if len(files) == 0 {
+		return nil, usageError("%s needs a manifest: podrun %s -f FILE", verb, verb)
+	}
+	return expandFilenames(files, c.Bool("recursive"))
+}
+
 func runApply(c *cli.Context) error {
-	file := c.String("filename")
-	if file == "" && c.NArg() == 1 {
-		file = c.Args().First()
+	if c.NArg() > 1 {
+		return usageError("apply takes its manifests with -f: podrun apply -f FILE [-f FILE...]")
 	}
-	if file == "" || c.NArg() > 1 || (c.String("filename") != "" && c.NArg() > 0) {
-		return usageError("apply needs exactly one manifest: podrun apply [-f] FILE")
-	}
-	manifest, err := podspec.LoadFile(file)
+	files, err := manifestArgs(c, "apply")
 	if err != nil {
-		return cli.Exit(err.Error(), exitUsage)
+		return err
 	}
-	if ns := c.String("namespace"); ns != "" {
-		if err := checkNamespaces(manifest, ns); err != nil {
-			return err
-		}
-		for _, p := range manifest.Pods {
-			p.Namespace = ns
-		}
-		for _, cm := range manifest.ConfigMaps {
-			cm.Namespace = ns
-		}
-		for _, s := range manifest.Secrets {
-			s.Namespace = ns
-		}
+	dryRun := c.String("dry-run")
+	switch dryRun {
+	case "none", "client", "server":
+	case "true":
+		dryRun = "client"
+	case "false":
+		dryRun = "none"
+	default:
+		return usageError("--dry-run=%q: want none, client or server", dryRun)
+	}
+	output := c.String("output")
+	if output != "" && output != "name" && output != "yaml" && output != "json" {
+		return usageError("--output %q: apply prints name, yaml or json", output)
 	}
 	l := layout(c)
-	// The manifest's own ConfigMaps and Secrets are stored; its pods also
-	// find those the store already has.
-	ownConfigMaps, ownSecrets := manifest.ConfigMaps, manifest.Secrets
-	withStored(l, manifest)
-	plans, err := manifest.Plans()
+	in, err := loadPlans(l, files, c.String("namespace"))
 	if err != nil {
-		return cli.Exit(err.Error(), exitUsage)
+		return err
 	}
-	if len(manifest.Services) > 0 {
+	if len(in.services) > 0 {
 		// Validated as the API server would, but not run yet: Services need
-		// the host store (issue 12). Refuse the file whole rather than run
-		// its pods without their Services.
-		return cli.Exit(fmt.Sprintf("%s: kind Service is not supported yet (service %q is valid; podrun cannot run Services until they have a host store)",
-			manifest.Source, manifest.Services[0].Name), exitUsage)
+		// the host store (issue 12). Refuse the files whole rather than run
+		// their pods without their Services.
+		return cli.Exit(fmt.Sprintf("kind Service is not supported yet (service %q is valid; podrun cannot run Services until they have a host store)",
+			in.services[0].Name), exitUsage)
 	}
+	plans := in.plans
 	for _, p := range plans {
 		for _, w := range append(append([]string(nil), p.Warnings...), runtime.Unhonoured(p.Pod)...) {
 			fmt.Fprintf(os.Stderr, "Warning: %s\n", w)
@@ -88,32 +106,33 @@ func runApply(c *cli.Context) error {
 	for _, w := range hostWarnings {
 		fmt.Fprintf(os.Stderr, "Warning: %s\n", w)
 	}
-	if c.Bool("dry-run") {
-		for i, p := range plans {
+	// Images that cannot be had (imagePullPolicy Never and not in the store)
+	// are bad input: found before any pod is created.
+	if dryRun != "client" {
+		for _, p := range plans {
 			if err := supervisor.CheckImages(l, p); err != nil {
 				return cli.Exit(err.Error(), exitUsage)
 			}
-			out := p.Pod.DeepCopy()
-			out.APIVersion, out.Kind = "v1", "Pod"
-			data, err := yaml.Marshal(out)
-			if err != nil {
-				return err
-			}
-			if i > 0 {
-				fmt.Println("---")
-			}
-			os.Stdout.Write(data)
 		}
-		return nil
 	}
-	for _, cm := range ownConfigMaps {
+	if dryRun != "none" {
+		var pods []*corev1.Pod
+		for _, p := range plans {
+			pods = append(pods, p.Pod)
+			if output == "" {
+				fmt.Printf("pod/%s created (%s)\n", p.Pod.Name, map[string]string{"client": "dry run", "server": "server dry run"}[dryRun])
+			}
+		}
+		return printApplied(output, pods)
+	}
+	for _, cm := range in.configMaps {
 		action, err := l.Put(store.ConfigMapKind, cm.DeepCopy())
 		if err != nil {
 			return err
 		}
 		fmt.Printf("configmap/%s %s\n", cm.Name, action)
 	}
-	for _, s := range ownSecrets {
+	for _, s := range in.secrets {
 		action, err := l.Put(store.SecretKind, s.DeepCopy())
 		if err != nil {
 			return err
@@ -133,18 +152,29 @@ func runApply(c *cli.Context) error {
 	}
 	opts := supervisor.ApplyOptions{Force: c.Bool("force"), Exe: exe, LogLevel: c.String("log-level"), Settings: podSettings(c)}
 	var records []*store.Record
+	var pods []*corev1.Pod
 	for _, p := range plans {
 		res, err := supervisor.Apply(l, p, opts)
 		if err != nil {
 			return err
 		}
-		fmt.Printf("pod/%s %s\n", res.Record.Pod.Name, res.Action)
+		if output == "" {
+			fmt.Printf("pod/%s %s\n", res.Record.Pod.Name, res.Action)
+		}
 		records = append(records, res.Record)
+		pods = append(pods, res.Record.Pod)
+	}
+	if err := printApplied(output, pods); err != nil {
+		return err
 	}
 	if !c.Bool("wait") {
 		return nil
 	}
-	return waitForPods(l, records, c.Duration("timeout"))
+	o := waitOptions{timeout: c.Duration("timeout"), allowRestarts: c.Bool("allow-restarts"), progress: os.Stderr}
+	if c.Bool("quiet") {
+		o.progress = nil
+	}
+	return waitForPods(l, records, o)
 }
 
 // checkNamespaces refuses, as kubectl does, an object whose manifest names
@@ -188,132 +218,28 @@ func withStored(l store.Layout, m *podspec.Manifest) {
 	}
 }
 
-// waitForPods blocks until every pod is Ready or has finished.
-func waitForPods(l store.Layout, records []*store.Record, timeout time.Duration) error {
-	var deadline <-chan time.Time
-	if timeout > 0 {
-		t := time.NewTimer(timeout)
-		defer t.Stop()
-		deadline = t.C
-	}
-	// The supervisor replaces status.json by rename on every change: wait on
-	// those file events instead of polling (10 ms polling cost 17 s of CPU over
-	// a 5-minute wait). The fallback tick catches what writes no status: a
-	// supervisor that dies (the pod turns Unknown), or a watch that cannot be set.
-	changed, stop := watchStatusFiles(records)
-	defer stop()
-	failedPods := 0
-	expired := false
-	for _, rec := range records {
-		for {
-			cur, err := rec.Reload(l)
+// printApplied prints applied (or dry-run) objects as kubectl apply -o does.
+func printApplied(output string, pods []*corev1.Pod) error {
+	for i, p := range pods {
+		switch output {
+		case "name":
+			fmt.Printf("pod/%s\n", p.Name)
+		case "json":
+			data, err := json.MarshalIndent(apiPod(p), "", "    ")
 			if err != nil {
-				return failed("pod %s: %v", rec.Key(), err)
+				return err
 			}
-			if done, ok := podDone(cur.Pod); done {
-				if !ok {
-					failedPods++
-					fmt.Fprintf(os.Stderr, "pod/%s failed: %s\n", cur.Pod.Name, failureSummary(cur.Pod))
-				} else {
-					fmt.Fprintf(os.Stderr, "pod/%s %s\n", cur.Pod.Name, doneWord(cur.Pod))
-				}
-				break
+			fmt.Printf("%s\n", data)
+		case "yaml":
+			data, err := yaml.Marshal(apiPod(p))
+			if err != nil {
+				return err
 			}
-			if expired {
-				return cli.Exit(fmt.Sprintf("timed out after %s waiting for pod/%s (status %s)", timeout, cur.Pod.Name, statusWord(cur.Pod)), exitTimeout)
+			if i > 0 {
+				fmt.Println("---")
 			}
-			select {
-			case <-changed:
-			case <-time.After(waitFallback):
-			case <-deadline:
-				expired = true // one more look at the record, then give up
-			}
+			os.Stdout.Write(data)
 		}
-	}
-	if failedPods > 0 {
-		return cli.Exit("", exitFailed)
 	}
 	return nil
-}
-
-// waitFallback is how often --wait looks at a pod's record without a file event.
-const waitFallback = 2 * time.Second
-
-// watchStatusFiles returns a channel that receives when any of the pods'
-// status.json is replaced or written. Without inotify it never receives, and
-// --wait falls back to looking every waitFallback.
-func watchStatusFiles(records []*store.Record) (<-chan struct{}, func()) {
-	changed := make(chan struct{}, 1)
-	w, err := fsnotify.NewWatcher()
-	if err != nil {
-		return changed, func() {}
-	}
-	names := map[string]bool{}
-	for _, rec := range records {
-		name := rec.Paths.StatusFile()
-		names[name] = true
-		_ = w.Add(filepath.Dir(name))
-	}
-	go func() {
-		for ev := range w.Events {
-			if names[ev.Name] && ev.Op&(fsnotify.Create|fsnotify.Write|fsnotify.Rename) != 0 {
-				select {
-				case changed <- struct{}{}:
-				default:
-				}
-			}
-		}
-	}()
-	go func() {
-		for range w.Errors {
-		}
-	}()
-	return changed, func() { _ = w.Close() }
-}
-
-// podDone: Succeeded is done and fine, Failed is done and not. A pod meant to
-// run to completion (restartPolicy Never or OnFailure) is waited for until it
-// has finished, so that a container's moment of readiness before it fails is
-// not taken for success; any other pod is done once Ready.
-func podDone(pod *corev1.Pod) (done, ok bool) {
-	switch pod.Status.Phase {
-	case corev1.PodSucceeded:
-		return true, true
-	case corev1.PodFailed:
-		return true, false
-	}
-	if pod.Spec.RestartPolicy != corev1.RestartPolicyAlways {
-		return false, false
-	}
-	for _, cond := range pod.Status.Conditions {
-		if cond.Type == corev1.PodReady && cond.Status == corev1.ConditionTrue {
-			return true, true
-		}
-	}
-	return false, false
-}
-
-func doneWord(pod *corev1.Pod) string {
-	if pod.Status.Phase == corev1.PodSucceeded {
-		return "succeeded"
-	}
-	return "ready"
-}
-
-func failureSummary(pod *corev1.Pod) string {
-	s := statusWord(pod)
-	if pod.Status.Message != "" {
-		s += ": " + pod.Status.Message
-	}
-	for _, list := range [][]corev1.ContainerStatus{pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses} {
-		for _, st := range list {
-			if t := st.State.Terminated; t != nil && t.ExitCode != 0 {
-				s += fmt.Sprintf("; container %s exited with code %d (%s)", st.Name, t.ExitCode, t.Reason)
-				if t.Message != "" {
-					s += ": " + t.Message
-				}
-			}
-		}
-	}
-	return s
 }

@@ -17,15 +17,23 @@ func deleteCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "delete",
 		Usage:     "stop pods gracefully and release everything they hold",
-		ArgsUsage: "[pod] NAME... | configmap|secret NAME... | -f FILE | --all [-A]",
-		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "filename", Aliases: []string{"f"}, Usage: "delete the objects of this manifest, each in its namespace"},
+		ArgsUsage: "[pod] NAME... | -f FILE|DIR|- | -l SELECTOR | --all [-A]",
+		Description: `Examples:
+  # Delete a pod, waiting for its grace period
+  podrun delete web
+
+  # Delete the pods of every manifest in a directory
+  podrun delete -f manifests/ -R
+
+  # Delete the pods labelled app=web at once
+  podrun delete -l app=web --force`,
+		Flags: append(append(filenameFlags("delete the pods of this manifest"), selectorFlags()...),
 			&cli.BoolFlag{Name: "all", Usage: "every pod in the namespace"},
 			&cli.BoolFlag{Name: "all-namespaces", Aliases: []string{"A"}, Usage: "with --all: every pod of every namespace"},
 			&cli.Int64Flag{Name: "grace-period", Value: -1, Usage: "seconds to wait before SIGKILL (default: the pod's terminationGracePeriodSeconds; 0 only with --force)"},
 			&cli.BoolFlag{Name: "force", Usage: "kill immediately (with no --grace-period)"},
 			&cli.BoolFlag{Name: "ignore-not-found", Usage: "no error when a pod does not exist"},
-		},
+		),
 		Action: runDelete,
 	}
 }
@@ -51,7 +59,7 @@ func runDelete(c *cli.Context) error {
 	var objects []objectName // ConfigMaps and Secrets to delete, after the pods
 	find := func(ns string, names []string) {
 		for _, n := range names {
-			rec, err := store.FindPod(l, ns, n)
+			rec, err := findPod(l, ns, n)
 			if errors.Is(err, store.ErrNotFound) && c.Bool("ignore-not-found") {
 				continue
 			}
@@ -61,6 +69,10 @@ func runDelete(c *cli.Context) error {
 			}
 			recs = append(recs, rec)
 		}
+	}
+	sel, err := parseSelectors(c)
+	if err != nil {
+		return err
 	}
 	args := c.Args().Slice()
 	kind, isObject := (*store.Kind)(nil), false
@@ -75,52 +87,63 @@ func runDelete(c *cli.Context) error {
 		for _, n := range args[1:] {
 			objects = append(objects, objectName{kind, ns, n})
 		}
-	case c.Bool("all"):
-		scope := ns
-		if c.Bool("all-namespaces") {
-			scope = ""
+	case len(c.StringSlice("filename")) > 0:
+		if c.NArg() > 0 {
+			return usageError("delete takes -f or names, not both")
 		}
-		all, err := store.ListPods(l, scope)
+		files, err := expandFilenames(c.StringSlice("filename"), c.Bool("recursive"))
+		if err != nil {
+			return err
+		}
+		for _, f := range files {
+			m, err := podspec.LoadFile(f)
+			if err != nil {
+				return cli.Exit(err.Error(), exitUsage)
+			}
+			// Each object is deleted in the namespace its manifest gives it, else -n's;
+			// -n naming another namespace than the manifest is an error (kubectl).
+			if c.String("namespace") != "" {
+				if err := checkNamespaces(m, ns); err != nil {
+					return err
+				}
+			}
+			pod := 0 // m.Pods holds one pod per Pod or Job, in order
+			for _, o := range m.Objects {
+				ons := o.Namespace
+				if ons == "" {
+					ons = ns
+				}
+				switch o.Kind {
+				case "Pod", "Job":
+					if pod < len(m.Pods) {
+						find(ons, []string{m.Pods[pod].Name})
+					}
+					pod++
+				default:
+					if k, ok := store.KindFor(o.Kind); ok {
+						objects = append(objects, objectName{k, ons, o.Name})
+					}
+				}
+			}
+		}
+	case c.Bool("all") || !sel.empty():
+		if c.NArg() > 0 {
+			return usageError("delete takes --all or -l, or names, not both")
+		}
+		all, _, err := selectPods(c, nil, c.Bool("all-namespaces"))
 		if err != nil {
 			return err
 		}
 		recs = all
-	case c.String("filename") != "":
-		m, err := podspec.LoadFile(c.String("filename"))
-		if err != nil {
-			return cli.Exit(err.Error(), exitUsage)
-		}
-		// Each object is deleted in the namespace its manifest gives it, else -n's;
-		// -n naming another namespace than the manifest is an error (kubectl).
-		if c.String("namespace") != "" {
-			if err := checkNamespaces(m, ns); err != nil {
-				return err
-			}
-		}
-		pod := 0 // m.Pods holds one pod per Pod or Job, in order
-		for _, o := range m.Objects {
-			ons := o.Namespace
-			if ons == "" {
-				ons = ns
-			}
-			switch o.Kind {
-			case "Pod", "Job":
-				if pod < len(m.Pods) {
-					find(ons, []string{m.Pods[pod].Name})
-				}
-				pod++
-			default:
-				if k, ok := store.KindFor(o.Kind); ok {
-					objects = append(objects, objectName{k, ons, o.Name})
-				}
-			}
-		}
 	default:
 		names := podArgs(args)
 		if len(names) == 0 {
-			return usageError("delete needs pod names, -f FILE or --all")
+			return usageError("delete needs pod names, -f FILE, -l SELECTOR or --all")
 		}
 		find(ns, names)
+	}
+	if len(recs) == 0 && len(errs) == 0 && (c.Bool("all") || !sel.empty()) {
+		fmt.Println("No resources found")
 	}
 	// Pods stop concurrently, each within its own grace period.
 	var mu sync.Mutex

@@ -6,14 +6,14 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/podrun/podrun/runtime"
-	"github.com/podrun/podrun/store"
 )
 
 func execCommand() *cli.Command {
 	return &cli.Command{
-		Name:      "exec",
-		Usage:     "run a command in a running container",
-		ArgsUsage: "POD [-c CONTAINER] [-i] -- COMMAND [ARGS...]",
+		Name:        "exec",
+		Description: "Examples:\n  # Run a command in the pod's first container\n  podrun exec web -- cat /etc/hosts\n\n  # An interactive shell in the sidecar\n  podrun exec -it web -c proxy -- sh",
+		Usage:       "run a command in a running container",
+		ArgsUsage:   "POD [-c CONTAINER] [-i] -- COMMAND [ARGS...]",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "container", Aliases: []string{"c"}, Usage: "the container (default: the pod's first)"},
 			&cli.BoolFlag{Name: "stdin", Aliases: []string{"i"}, Usage: "pass stdin to the command"},
@@ -28,7 +28,7 @@ func execCommand() *cli.Command {
 				return usageError("exec needs a pod and a command: podrun exec POD -- COMMAND")
 			}
 			l := layout(c)
-			rec, err := store.FindPod(l, namespace(c), podArgs(args[:1])[0])
+			rec, err := findPod(l, namespace(c), podArgs(args[:1])[0])
 			if err != nil {
 				return failed("%v", err)
 			}

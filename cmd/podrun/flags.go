@@ -8,8 +8,9 @@ import (
 	"github.com/urfave/cli/v2"
 	"k8s.io/apimachinery/pkg/api/resource"
 
-	"github.com/podrun/podrun/logs"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/podrun/podrun/logs"
 
 	"github.com/podrun/podrun/cgroups"
 	"github.com/podrun/podrun/store"

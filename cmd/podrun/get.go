@@ -2,15 +2,21 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
+	"sort"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/jsonpath"
 	"sigs.k8s.io/yaml"
 
+	"github.com/podrun/podrun/podspec"
 	"github.com/podrun/podrun/printers"
 	"github.com/podrun/podrun/store"
 )
@@ -18,12 +24,36 @@ import (
 func getCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "get",
-		Usage:     "list pods (NAME READY STATUS RESTARTS AGE) or print one",
-		ArgsUsage: "[pods|pod|po|configmaps|cm|secrets] [NAME...]",
-		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "wide, json, yaml or name"},
+		Usage:     "list pods (NAME READY STATUS RESTARTS AGE) or print them",
+		ArgsUsage: "[pods|pod|po|configmaps|cm|secrets|events] [NAME...] | -f FILE | -l SELECTOR",
+		Description: `Examples:
+  # The pods of the namespace, with their labels
+  podrun get pods --show-labels
+
+  # The names of the running pods labelled app=web
+  podrun get pods -l app=web --field-selector status.phase=Running -o name
+
+  # One field, as kubectl prints it
+  podrun get pod web -o jsonpath='{.status.podIP}'
+
+  # Chosen columns, sorted
+  podrun get pods -o custom-columns=NAME:.metadata.name,IP:.status.podIP --sort-by=.metadata.name
+
+  # Watch STATUS changes (Ctrl-C to stop)
+  podrun get pods -w`,
+		Flags: append(append(filenameFlags("the pods of this manifest"), selectorFlags()...),
+			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "wide, name, json, yaml, jsonpath=TEMPLATE, jsonpath-file=FILE, custom-columns=SPEC, custom-columns-file=FILE, go-template=TEMPLATE, go-template-file=FILE"},
 			&cli.BoolFlag{Name: "all-namespaces", Aliases: []string{"A"}, Usage: "pods of every namespace"},
-		},
+			&cli.BoolFlag{Name: "watch", Aliases: []string{"w"}, Usage: "after the list, print a pod again each time it changes"},
+			&cli.BoolFlag{Name: "watch-only", Usage: "print only the changes"},
+			&cli.BoolFlag{Name: "show-labels", Usage: "a LABELS column"},
+			&cli.StringSliceFlag{Name: "label-columns", Aliases: []string{"L"}, Usage: "a column for each of these label keys (repeatable, or comma separated)"},
+			&cli.BoolFlag{Name: "no-headers", Usage: "no header line in tables and custom columns"},
+			&cli.StringFlag{Name: "sort-by", Usage: "sort by a jsonpath field (e.g. .metadata.name, {.status.startTime})"},
+			&cli.BoolFlag{Name: "ignore-not-found", Usage: "no error for a named pod that does not exist"},
+			&cli.StringFlag{Name: "for", Usage: "get events: only those of this pod", Hidden: true},
+			&cli.StringSliceFlag{Name: "types", Usage: "get events: only these types", Hidden: true},
+		),
 		Action: runGet,
 	}
 }
@@ -57,35 +87,55 @@ func runGet(c *cli.Context) error {
 			return getObjects(c, k, args[1:])
 		}
 	}
+	switch c.Args().First() {
+	case "events", "event", "ev":
+		return runEvents(c) // get events: the same table as podrun events
+	}
 	l := layout(c)
 	names := podArgs(c.Args().Slice())
-	allNS := c.Bool("all-namespaces")
-	var pods []*corev1.Pod
-	if len(names) == 0 {
-		ns := namespace(c)
-		if allNS {
-			ns = ""
+	if files := c.StringSlice("filename"); len(files) > 0 {
+		if len(names) > 0 {
+			return usageError("get takes -f or names, not both")
 		}
-		recs, err := store.ListPods(l, ns)
+		expanded, err := expandFilenames(files, c.Bool("recursive"))
 		if err != nil {
 			return err
 		}
+		for _, f := range expanded {
+			m, err := podspec.LoadFile(f)
+			if err != nil {
+				return cli.Exit(err.Error(), exitUsage)
+			}
+			for _, p := range m.Pods {
+				names = append(names, p.Name)
+			}
+		}
+	}
+	allNS := c.Bool("all-namespaces")
+	pr, err := newPodPrinter(c, len(names) == 1)
+	if err != nil {
+		return err
+	}
+	list := func() ([]*corev1.Pod, error) {
+		recs, notFound, err := selectPods(c, names, allNS)
+		if err != nil {
+			return nil, err
+		}
+		if len(notFound) > 0 && !c.Bool("ignore-not-found") {
+			return nil, failed("%v", errors.Join(notFound...))
+		}
+		var pods []*corev1.Pod
 		for _, r := range recs {
 			pods = append(pods, r.View())
 		}
-	} else {
-		for _, n := range names {
-			r, err := store.FindPod(l, namespace(c), n)
-			if err != nil {
-				return failed("%v", err)
-			}
-			pods = append(pods, r.View())
-		}
+		return pods, pr.sort(pods)
 	}
-	out := c.String("output")
-	switch out {
-	case "", "wide":
-		if len(pods) == 0 {
+	pods, err := list()
+	if err != nil {
+		return err
+	}
+	if !c.Bool("watch") && !c.Bool("watch-only") {
+		if len(pods) == 0 && pr.table() && len(names) == 0 {
 			if allNS {
 				fmt.Fprintln(os.Stderr, "No resources found")
 			} else {
@@ -93,35 +143,229 @@ func runGet(c *cli.Context) error {
 			}
 			return nil
 		}
-		return printers.PrintTable(os.Stdout, pods, out == "wide", allNS, time.Now())
+		return pr.print(os.Stdout, pods, true)
+	}
+	return watchPods(c, l, pr, pods, list)
+}
+
+// watchPods is get -w: the list (not with --watch-only), then each pod again
+// whenever what its line shows changes (its age aside), woken by fsnotify.
+func watchPods(c *cli.Context, l store.Layout, pr *podPrinter, pods []*corev1.Pod, list func() ([]*corev1.Pod, error)) error {
+	ctx, stop := interruptContext()
+	defer stop()
+	pw, err := newPodWatch(l)
+	if err != nil {
+		return failed("watching the pod records: %v", err)
+	}
+	defer pw.close()
+	last := map[string]string{}
+	header := true
+	show := func(pods []*corev1.Pod, print bool) error {
+		seen := map[string]bool{}
+		var changed []*corev1.Pod
+		for _, p := range pods {
+			k := p.Namespace + "/" + p.Name
+			seen[k] = true
+			if f := pr.fingerprint(p); last[k] != f {
+				last[k] = f
+				changed = append(changed, p)
+			}
+		}
+		for k := range last {
+			if !seen[k] {
+				delete(last, k)
+			}
+		}
+		if !print || len(changed) == 0 {
+			return nil
+		}
+		err := pr.print(os.Stdout, changed, header)
+		header = false
+		return err
+	}
+	if err := show(pods, !c.Bool("watch-only")); err != nil {
+		return err
+	}
+	for {
+		if err := pw.wait(ctx, 0); err != nil {
+			return nil // Ctrl-C ends a watch quietly, as kubectl's
+		}
+		pods, err := list()
+		if err != nil {
+			return err
+		}
+		if err := show(pods, true); err != nil {
+			return err
+		}
+	}
+}
+
+// podPrinter prints pods in one of kubectl get's output formats.
+type podPrinter struct {
+	format, arg string
+	single      bool // one pod named: json/yaml/jsonpath print it, not a List
+	opts        printers.TableOptions
+	cols        []printers.Column
+	sortBy      string
+}
+
+func newPodPrinter(c *cli.Context, single bool) (*podPrinter, error) {
+	pr := &podPrinter{single: single, sortBy: c.String("sort-by")}
+	out := c.String("output")
+	pr.format, pr.arg, _ = strings.Cut(out, "=")
+	var labelCols []string
+	for _, v := range c.StringSlice("label-columns") {
+		labelCols = append(labelCols, strings.Split(v, ",")...)
+	}
+	pr.opts = printers.TableOptions{
+		Wide: pr.format == "wide", AllNamespaces: c.Bool("all-namespaces"),
+		NoHeaders: c.Bool("no-headers"), ShowLabels: c.Bool("show-labels"), LabelColumns: labelCols,
+	}
+	if strings.HasSuffix(pr.format, "-file") {
+		data, err := os.ReadFile(pr.arg)
+		if err != nil {
+			return nil, usageError("-o %s: %v", out, err)
+		}
+		pr.format, pr.arg = strings.TrimSuffix(pr.format, "-file"), strings.TrimSpace(string(data))
+	}
+	switch pr.format {
+	case "", "wide", "name", "json", "yaml":
+	case "jsonpath", "go-template", "template":
+		if pr.arg == "" {
+			return nil, usageError("-o %s needs a template: -o %s='{...}'", pr.format, pr.format)
+		}
+		if err := pr.print(io.Discard, nil, false); err != nil {
+			return nil, usageError("%v", err)
+		}
+	case "custom-columns":
+		cols, err := printers.ParseCustomColumns(pr.arg)
+		if err != nil {
+			return nil, usageError("%v", err)
+		}
+		pr.cols = cols
+	default:
+		return nil, usageError("unable to match a printer suitable for the output format %q, allowed formats are: custom-columns,custom-columns-file,go-template,go-template-file,json,jsonpath,jsonpath-file,name,template,templatefile,wide,yaml", out)
+	}
+	if pr.sortBy != "" {
+		expr, err := printers.RelaxedJSONPath(pr.sortBy)
+		if err != nil {
+			return nil, usageError("--sort-by %q: %v", pr.sortBy, err)
+		}
+		j := jsonpath.New("sort").AllowMissingKeys(true)
+		if err := j.Parse(expr); err != nil {
+			return nil, usageError("--sort-by %q: %v", pr.sortBy, err)
+		}
+	}
+	return pr, nil
+}
+
+func (pr *podPrinter) table() bool { return pr.format == "" || pr.format == "wide" }
+
+// fingerprint is what a watch compares: the line (without AGE) or the object.
+func (pr *podPrinter) fingerprint(p *corev1.Pod) string {
+	if pr.table() {
+		r := printers.PodRow(p, time.Now())
+		f := r.Ready + "|" + r.Status + "|" + r.Restarts
+		if pr.opts.Wide {
+			f += "|" + r.IP
+		}
+		if pr.opts.ShowLabels || len(pr.opts.LabelColumns) > 0 {
+			f += "|" + printers.FormatLabels(p.Labels)
+		}
+		return f
+	}
+	data, _ := json.Marshal(p.Status)
+	return string(data) + printers.FormatLabels(p.Labels)
+}
+
+func (pr *podPrinter) print(w io.Writer, pods []*corev1.Pod, header bool) error {
+	var obj any
+	if pr.single && len(pods) == 1 {
+		obj = apiPod(pods[0])
+	} else {
+		list := &corev1.List{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "List"}}
+		for _, p := range pods {
+			data, _ := json.Marshal(apiPod(p))
+			list.Items = append(list.Items, runtimeRaw(data))
+		}
+		obj = list
+	}
+	switch pr.format {
+	case "", "wide":
+		o := pr.opts
+		o.NoHeaders = o.NoHeaders || !header
+		return printers.PrintTableWith(w, pods, o, time.Now())
 	case "name":
 		for _, p := range pods {
-			fmt.Printf("pod/%s\n", p.Name)
+			fmt.Fprintf(w, "pod/%s\n", p.Name)
 		}
 		return nil
-	case "json", "yaml":
-		var obj any
-		if len(names) == 1 {
-			obj = apiPod(pods[0])
-		} else {
-			list := &corev1.List{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "List"}}
-			for _, p := range pods {
-				data, _ := json.Marshal(apiPod(p))
-				list.Items = append(list.Items, runtimeRaw(data))
-			}
-			obj = list
-		}
-		if out == "json" {
-			enc := json.NewEncoder(os.Stdout)
-			enc.SetIndent("", "    ")
-			return enc.Encode(obj)
-		}
+	case "json":
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "    ")
+		return enc.Encode(obj)
+	case "yaml":
 		data, err := yaml.Marshal(obj)
 		if err != nil {
 			return err
 		}
-		_, err = os.Stdout.Write(data)
+		_, err = w.Write(data)
+		return err
+	case "jsonpath":
+		return printers.JSONPath(w, pr.arg, obj)
+	case "go-template", "template":
+		return printers.GoTemplate(w, pr.arg, obj)
+	case "custom-columns":
+		var objs []any
+		for _, p := range pods {
+			objs = append(objs, apiPod(p))
+		}
+		return printers.CustomColumns(w, pr.cols, objs, pr.opts.NoHeaders || !header)
+	}
+	return nil
+}
+
+// sort orders pods by --sort-by, as kubectl's RuntimeSort: numbers as
+// numbers, times as times, anything else as text; pods without the field first.
+func (pr *podPrinter) sort(pods []*corev1.Pod) error {
+	if pr.sortBy == "" {
+		return nil
+	}
+	expr, _ := printers.RelaxedJSONPath(pr.sortBy)
+	j := jsonpath.New("sort").AllowMissingKeys(true)
+	if err := j.Parse(expr); err != nil {
 		return err
 	}
-	return usageError("--output %q: want wide, json, yaml or name", out)
+	keys := map[*corev1.Pod]any{}
+	for _, p := range pods {
+		data, _ := json.Marshal(apiPod(p))
+		var obj any
+		_ = json.Unmarshal(data, &obj)
+		res, err := j.FindResults(obj)
+		if err != nil {
+			return usageError("--sort-by %q: %v", pr.sortBy, err)
+		}
+		if len(res) > 0 && len(res[0]) > 0 {
+			keys[p] = res[0][0].Interface()
+		}
+	}
+	less := func(a, b any) bool {
+		if a == nil || b == nil {
+			return a == nil && b != nil
+		}
+		if fa, ok := a.(float64); ok {
+			if fb, ok := b.(float64); ok {
+				return fa < fb
+			}
+		}
+		sa, sb := fmt.Sprint(a), fmt.Sprint(b)
+		if ta, err := time.Parse(time.RFC3339, sa); err == nil {
+			if tb, err := time.Parse(time.RFC3339, sb); err == nil {
+				return ta.Before(tb)
+			}
+		}
+		return sa < sb
+	}
+	sort.SliceStable(pods, func(i, k int) bool { return less(keys[pods[i]], keys[pods[k]]) })
+	return nil
 }

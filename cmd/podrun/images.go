@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
@@ -22,9 +23,10 @@ func openStore(c *cli.Context) (*image.Store, error) {
 
 func pullCommand() *cli.Command {
 	return &cli.Command{
-		Name:      "pull",
-		Usage:     "pull an image from a registry into the local store",
-		ArgsUsage: "IMAGE",
+		Name:        "pull",
+		Description: "Examples:\n  # From a registry (docker.io/library/ is implied)\n  podrun pull busybox:1.28\n\n  # From a local registry over HTTP, only the ID printed\n  podrun pull localhost:5000/app:ci --insecure -q",
+		Usage:       "pull an image from a registry into the local store",
+		ArgsUsage:   "IMAGE",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "authfile", Usage: "registry credentials (default: containers auth.json, then ~/.docker/config.json)"},
 			&cli.BoolFlag{Name: "insecure", Usage: "allow HTTP and unverified TLS for this registry"},
@@ -57,16 +59,36 @@ func loadCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "load",
 		Usage: "load images from a docker-archive or oci-archive file",
+		Description: `Examples:
+  # An image archive built earlier in the job
+  podrun load -i app.tar --tag app:ci
+
+  # Straight from docker or podman
+  docker save app:ci | podrun load`,
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "input", Aliases: []string{"i"}, Required: true, Usage: "the archive"},
+			&cli.StringFlag{Name: "input", Aliases: []string{"i"}, Usage: "the archive (- or none: stdin)"},
 			&cli.StringFlag{Name: "tag", Usage: "name the loaded image (e.g. busybox:1.28)"},
 		},
 		Action: func(c *cli.Context) error {
+			input := c.String("input")
+			if input == "" || input == "-" {
+				if term.IsTerminal(int(os.Stdin.Fd())) {
+					return usageError("load needs an archive: podrun load -i FILE, or one on stdin")
+				}
+				// The archive readers need a file they can seek in: stdin is
+				// copied next to the store first (same file system, root's).
+				tmp, err := stdinToFile(layout(c).Root)
+				if err != nil {
+					return failed("reading the archive from stdin: %v", err)
+				}
+				defer os.Remove(tmp)
+				input = tmp
+			}
 			store, err := openStore(c)
 			if err != nil {
 				return err
 			}
-			imgs, err := store.Load(context.Background(), c.String("input"), c.String("tag"), os.Stderr)
+			imgs, err := store.Load(context.Background(), input, c.String("tag"), os.Stderr)
 			if err != nil {
 				return failed("%v", err)
 			}
@@ -78,12 +100,34 @@ func loadCommand() *cli.Command {
 	}
 }
 
+// stdinToFile copies stdin into a new file under dir and returns its path.
+func stdinToFile(dir string) (string, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
+	}
+	f, err := os.CreateTemp(dir, ".load-stdin-*.tar")
+	if err != nil {
+		return "", err
+	}
+	if _, err := io.Copy(f, os.Stdin); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return "", err
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(f.Name())
+		return "", err
+	}
+	return f.Name(), nil
+}
+
 func imagesCommand() *cli.Command {
 	return &cli.Command{
-		Name:   "images",
-		Usage:  "list the images in the local store",
-		Flags:  []cli.Flag{&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "only IDs"}},
-		Action: listImages,
+		Name:        "images",
+		Description: "Examples:\n  # Every image in the store\n  podrun images",
+		Usage:       "list the images in the local store",
+		Flags:       []cli.Flag{&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "only IDs"}},
+		Action:      listImages,
 	}
 }
 
@@ -150,9 +194,10 @@ func humanSize(b int64) string {
 
 func rmiCommand() *cli.Command {
 	return &cli.Command{
-		Name:      "rmi",
-		Usage:     "remove images from the local store (not one a pod uses)",
-		ArgsUsage: "IMAGE...",
+		Name:        "rmi",
+		Description: "Examples:\n  # Remove an image no pod uses\n  podrun rmi busybox:1.28",
+		Usage:       "remove images from the local store (not one a pod uses)",
+		ArgsUsage:   "IMAGE...",
 		Action: func(c *cli.Context) error {
 			if c.NArg() == 0 {
 				return usageError("rmi needs at least one image")
@@ -190,10 +235,11 @@ func imageCommand() *cli.Command {
 		Name:  "image",
 		Usage: "manage images",
 		Subcommands: []*cli.Command{
-			{Name: "ls", Aliases: []string{"list"}, Usage: "list images", Action: listImages},
+			{Name: "ls", Aliases: []string{"list"}, Usage: "list images", Description: "Examples:\n  podrun image ls", Action: listImages},
 			{
-				Name:  "prune",
-				Usage: "remove images no pod uses, and their layers",
+				Name:        "prune",
+				Usage:       "remove images no pod uses, and their layers",
+				Description: "Examples:\n  # Free the space of every image no pod uses\n  podrun image prune",
 				Action: func(c *cli.Context) error {
 					store, err := openStore(c)
 					if err != nil {

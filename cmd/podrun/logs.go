@@ -1,12 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
+	"sync"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -19,20 +21,44 @@ func logsCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "logs",
 		Usage:     "print a container's logs",
-		ArgsUsage: "[POD] [-c CONTAINER]",
-		Flags: []cli.Flag{
+		ArgsUsage: "[pod/]POD [CONTAINER] | -l SELECTOR | -c CONTAINER",
+		Description: `Examples:
+  # The logs of the pod's default container (kubectl.kubernetes.io/default-container, else the first)
+  podrun logs web
+
+  # Follow every container of the pod, each line prefixed with its pod and container
+  podrun logs web -f --all-containers --prefix
+
+  # The last 10 lines of every pod labelled app=web, followed
+  podrun logs -l app=web -f
+
+  # The init container that failed, in the one pod that has it
+  podrun logs -c init-mydb --previous`,
+		Flags: append(selectorFlags()[:1],
 			&cli.StringFlag{Name: "container", Aliases: []string{"c"}, Usage: "the container (a pod name is not needed when one pod has it)"},
-			&cli.BoolFlag{Name: "follow", Aliases: []string{"f"}, Usage: "keep printing new lines until the container stops"},
+			&cli.BoolFlag{Name: "follow", Aliases: []string{"f"}, Usage: "keep printing new lines until the containers stop (Ctrl-C ends quietly)"},
 			&cli.BoolFlag{Name: "previous", Aliases: []string{"p"}, Usage: "the previous run of the container"},
 			&cli.BoolFlag{Name: "timestamps", Usage: "prefix each line with its RFC3339 timestamp"},
-			&cli.Int64Flag{Name: "tail", Value: -1, Usage: "only the last N lines"},
+			&cli.Int64Flag{Name: "tail", Value: -1, Usage: "only the last N lines (default all; 10 with -l)"},
 			&cli.DurationFlag{Name: "since", Usage: "only lines newer than this (e.g. 5s, 2m)"},
+			&cli.StringFlag{Name: "since-time", Usage: "only lines from this RFC3339 time on"},
 			&cli.Int64Flag{Name: "limit-bytes", Usage: "stop after this many bytes"},
 			&cli.BoolFlag{Name: "all-containers", Usage: "every container of the pod, init containers first"},
 			&cli.BoolFlag{Name: "prefix", Usage: "prefix each line with [pod/NAME/CONTAINER]"},
-		},
+			&cli.BoolFlag{Name: "ignore-errors", Usage: "with several containers: go on when one cannot be read"},
+		),
 		Action: runLogs,
 	}
+}
+
+// defaultContainerAnnotation names the container kubectl logs and exec use
+// when none is given.
+const defaultContainerAnnotation = "kubectl.kubernetes.io/default-container"
+
+// logSource is one container run to read.
+type logSource struct {
+	rec       *store.Record
+	container string
 }
 
 func runLogs(c *cli.Context) error {
@@ -45,81 +71,201 @@ func runLogs(c *cli.Context) error {
 		}
 		container = args[1]
 	}
-	var rec *store.Record
-	var err error
+	var recs []*store.Record
+	selector := c.String("selector") != ""
 	switch {
-	case len(args) >= 1:
-		rec, err = store.FindPod(l, namespace(c), args[0])
-		if err != nil {
-			return failed("%v", err)
+	case selector:
+		if len(args) > 0 {
+			return usageError("logs takes a pod name or -l, not both")
 		}
-	case container != "":
-		rec, err = podWithContainer(l, c, container)
+		var err error
+		recs, _, err = selectPods(c, nil, false)
 		if err != nil {
 			return err
 		}
-	default:
-		return usageError("logs needs a pod name or -c CONTAINER")
-	}
-	names, inits := store.ContainerNames(rec.Pod)
-	var containers []string
-	switch {
-	case c.Bool("all-containers"):
-		containers = names
+		if len(recs) == 0 {
+			fmt.Fprintf(os.Stderr, "No resources found in %s namespace.\n", namespace(c))
+			return nil
+		}
+	case len(args) >= 1:
+		rec, err := findPod(l, namespace(c), args[0])
+		if err != nil {
+			return failed("%v", err)
+		}
+		recs = []*store.Record{rec}
 	case container != "":
-		found := false
-		for _, n := range names {
-			found = found || n == container
+		rec, err := podWithContainer(l, c, container)
+		if err != nil {
+			return err
 		}
-		if !found {
-			return failed("container %s is not valid for pod %s", container, rec.Pod.Name)
-		}
-		containers = []string{container}
+		recs = []*store.Record{rec}
 	default:
-		var apps []string
-		for _, n := range names {
-			if !inits[n] {
-				apps = append(apps, n)
-			}
-		}
-		if len(names) > 1 {
-			var desc []string
+		return usageError("logs needs a pod name, -l SELECTOR or -c CONTAINER")
+	}
+	var sources []logSource
+	for _, rec := range recs {
+		names, inits := store.ContainerNames(rec.Pod)
+		switch {
+		case c.Bool("all-containers"):
 			for _, n := range names {
-				if inits[n] {
-					desc = append(desc, n+" (init)")
-				} else {
-					desc = append(desc, n)
-				}
+				sources = append(sources, logSource{rec, n})
 			}
-			fmt.Fprintf(os.Stderr, "Defaulted container %q out of: %s\n", apps[0], strings.Join(desc, ", "))
+		case container != "":
+			found := false
+			for _, n := range names {
+				found = found || n == container
+			}
+			if !found {
+				if selector {
+					continue
+				}
+				return failed("container %s is not valid for pod %s", container, rec.Pod.Name)
+			}
+			sources = append(sources, logSource{rec, container})
+		default:
+			sources = append(sources, logSource{rec, defaultContainer(rec, names, inits)})
 		}
-		containers = apps[:1]
 	}
 	opts := logs.Options{Follow: c.Bool("follow"), Tail: c.Int64("tail"), Timestamps: c.Bool("timestamps"), LimitBytes: c.Int64("limit-bytes")}
+	if selector && !c.IsSet("tail") {
+		opts.Tail = 10 // kubectl's default with a selector
+	}
 	if d := c.Duration("since"); d > 0 {
 		opts.Since = time.Now().Add(-d)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	for _, name := range containers {
-		run, err := store.LogRun(rec.Pod, name, c.Bool("previous"))
+	if st := c.String("since-time"); st != "" {
+		if c.IsSet("since") {
+			return usageError("at most one of --since-time and --since may be used")
+		}
+		t, err := time.Parse(time.RFC3339Nano, st)
 		if err != nil {
-			if len(containers) > 1 {
-				continue
+			return usageError("--since-time %q: want an RFC3339 time (e.g. 2026-11-26T08:00:00Z)", st)
+		}
+		opts.Since = t
+	}
+	prefix := c.Bool("prefix")
+	ctx, stop := interruptContext()
+	defer stop()
+	read := func(src logSource, w io.Writer) error {
+		run, err := store.LogRun(src.rec.Pod, src.container, c.Bool("previous"))
+		if err != nil {
+			if len(sources) > 1 {
+				return nil // a container with no run to show is left out, as before
 			}
-			return failed("%v", err)
+			return err
 		}
 		o := opts
-		if c.Bool("prefix") {
-			o.Prefix = fmt.Sprintf("[pod/%s/%s] ", rec.Pod.Name, name)
+		if prefix {
+			o.Prefix = fmt.Sprintf("[pod/%s/%s] ", src.rec.Pod.Name, src.container)
 		}
-		done := func() bool { return store.RunEnded(l, rec, name, run) }
+		done := func() bool { return store.RunEnded(l, src.rec, src.container, run) }
 		// kubectl prints both streams to stdout, in the order they were written.
-		if err := logs.Read(ctx, rec.LogPath(name, run), o, os.Stdout, os.Stdout, done); err != nil {
-			return failed("reading the logs of %s/%s: %v", rec.Pod.Name, name, err)
+		if err := logs.Read(ctx, src.rec.LogPath(src.container, run), o, w, w, done); err != nil {
+			return fmt.Errorf("reading the logs of %s/%s: %w", src.rec.Pod.Name, src.container, err)
+		}
+		return nil
+	}
+	quietly := func(err error) error {
+		if err == nil || errors.Is(err, context.Canceled) || ctx.Err() != nil {
+			return nil // Ctrl-C ends a follow quietly
+		}
+		return failed("%v", err)
+	}
+	if len(sources) == 1 {
+		return quietly(read(sources[0], os.Stdout))
+	}
+	if !opts.Follow {
+		// One after the other, as kubectl does without -f.
+		for _, src := range sources {
+			if err := read(src, os.Stdout); err != nil && ctx.Err() == nil {
+				if !c.Bool("ignore-errors") && !c.Bool("all-containers") {
+					return failed("%v", err)
+				}
+				fmt.Fprintf(os.Stderr, "error: %v\n", err)
+			}
+		}
+		return nil
+	}
+	// Following several containers: all at once, each line written whole as
+	// it arrives, so lines of different containers interleave by arrival.
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	errs := make([]error, len(sources))
+	for i, src := range sources {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			lw := &lineWriter{mu: &mu, w: os.Stdout}
+			errs[i] = read(src, lw)
+			lw.flush()
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err := quietly(err); err != nil && !c.Bool("ignore-errors") && !c.Bool("all-containers") {
+			return err
+		} else if err != nil {
+			fmt.Fprintf(os.Stderr, "error: %v\n", err)
 		}
 	}
 	return nil
+}
+
+// defaultContainer is the container kubectl logs picks: the one the
+// kubectl.kubernetes.io/default-container annotation names, else the first
+// app container (saying so when there are others).
+func defaultContainer(rec *store.Record, names []string, inits map[string]bool) string {
+	if want := rec.Pod.Annotations[defaultContainerAnnotation]; want != "" {
+		for _, n := range names {
+			if n == want {
+				return n
+			}
+		}
+		fmt.Fprintf(os.Stderr, "Default container name %q not found in pod %s\n", want, rec.Pod.Name)
+	}
+	var apps, desc []string
+	for _, n := range names {
+		if inits[n] {
+			desc = append(desc, n+" (init)")
+		} else {
+			apps = append(apps, n)
+			desc = append(desc, n)
+		}
+	}
+	if len(names) > 1 {
+		fmt.Fprintf(os.Stderr, "Defaulted container %q out of: %s\n", apps[0], strings.Join(desc, ", "))
+	}
+	return apps[0]
+}
+
+// lineWriter writes only whole lines to a shared writer, under a shared lock.
+type lineWriter struct {
+	mu  *sync.Mutex
+	w   io.Writer
+	buf []byte
+}
+
+func (lw *lineWriter) Write(p []byte) (int, error) {
+	lw.buf = append(lw.buf, p...)
+	if i := bytes.LastIndexByte(lw.buf, '\n'); i >= 0 {
+		lw.mu.Lock()
+		_, err := lw.w.Write(lw.buf[:i+1])
+		lw.mu.Unlock()
+		lw.buf = append(lw.buf[:0], lw.buf[i+1:]...)
+		if err != nil {
+			return 0, err
+		}
+	}
+	return len(p), nil
+}
+
+func (lw *lineWriter) flush() {
+	if len(lw.buf) > 0 {
+		lw.mu.Lock()
+		_, _ = lw.w.Write(lw.buf)
+		lw.mu.Unlock()
+		lw.buf = nil
+	}
 }
 
 // podWithContainer finds the one pod in the namespace that has a container of that name.

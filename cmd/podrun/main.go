@@ -1,4 +1,9 @@
 // Command podrun runs Kubernetes Pod manifests on one Linux host.
+//
+// GOMAXPROCS is not re-read from the cgroup every second (Go 1.25's default):
+// a waiting podrun and every supervisor would wake for it while idle.
+//
+//go:debug updatemaxprocs=0
 package main
 
 import (
@@ -29,7 +34,11 @@ func main() {
 		return
 	}
 	app := newApp()
-	if err := app.Run(interspersed(app, os.Args)); err != nil {
+	args := interspersed(app, os.Args)
+	if err := checkCommand(app, args); err != nil {
+		os.Exit(report(err))
+	}
+	if err := app.Run(args); err != nil {
 		os.Exit(report(err))
 	}
 }
@@ -64,7 +73,11 @@ func newApp() *cli.App {
 		Flags:          globalFlags(),
 		Before:         setupLogging,
 		OnUsageError: func(c *cli.Context, err error, isSubcommand bool) error {
-			return cli.Exit(err.Error(), exitUsage)
+			var flags []cli.Flag
+			if c != nil && c.Command != nil {
+				flags = c.Command.Flags
+			}
+			return cli.Exit(flagSuggestion(err, flags), exitUsage)
 		},
 		Commands: []*cli.Command{
 			applyCommand(),
@@ -73,6 +86,12 @@ func newApp() *cli.App {
 			logsCommand(),
 			execCommand(),
 			deleteCommand(),
+			waitCommand(),
+			runCommand(),
+			completionCommand(),
+			eventsCommand(),
+			topCommand(),
+			cpCommand(),
 			restartCommand(),
 			pullCommand(),
 			loadCommand(),
@@ -91,6 +110,13 @@ func newApp() *cli.App {
 	usage = func(cmds []*cli.Command) {
 		for _, cmd := range cmds {
 			cmd.OnUsageError = app.OnUsageError
+			if cmd.Before == nil && len(cmd.Subcommands) == 0 {
+				cmd.Before = needRoot
+			}
+			switch cmd.Name {
+			case "get", "describe", "logs", "exec", "delete", "restart", "wait":
+				cmd.BashComplete = completePods
+			}
 			cmd.UseShortOptionHandling = true // -it, as kubectl takes it
 			usage(cmd.Subcommands)
 		}

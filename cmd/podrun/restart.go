@@ -5,15 +5,15 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/podrun/podrun/store"
 	"github.com/podrun/podrun/supervisor"
 )
 
 func restartCommand() *cli.Command {
 	return &cli.Command{
-		Name:      "restart",
-		Usage:     "restart pods: stop their containers, then run them again from the first init container",
-		ArgsUsage: "NAME...",
+		Name:        "restart",
+		Description: "Examples:\n  # Run the pod again from its first init container\n  podrun restart web",
+		Usage:       "restart pods: stop their containers, then run them again from the first init container",
+		ArgsUsage:   "NAME...",
 		Action: func(c *cli.Context) error {
 			names := podArgs(c.Args().Slice())
 			if len(names) == 0 {
@@ -21,7 +21,7 @@ func restartCommand() *cli.Command {
 			}
 			l := layout(c)
 			for _, n := range names {
-				rec, err := store.FindPod(l, namespace(c), n)
+				rec, err := findPod(l, namespace(c), n)
 				if err != nil {
 					return failed("%v", err)
 				}

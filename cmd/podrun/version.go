@@ -13,8 +13,9 @@ var version = "dev"
 
 func versionCommand() *cli.Command {
 	return &cli.Command{
-		Name:  "version",
-		Usage: "print podrun's version and what it is built with",
+		Name:        "version",
+		Description: "Examples:\n  # The version of this binary\n  podrun version",
+		Usage:       "print podrun's version and what it is built with",
 		Action: func(c *cli.Context) error {
 			fmt.Printf("podrun %s\n", version)
 			fmt.Printf("go: %s %s/%s\n", goruntime.Version(), goruntime.GOOS, goruntime.GOARCH)

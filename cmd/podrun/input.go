@@ -1,0 +1,162 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/podrun/podrun/podspec"
+	"github.com/podrun/podrun/store"
+)
+
+// manifestExtensions are the files `-f DIR` reads, as kubectl's
+// FileExtensions (k8s.io/cli-runtime/pkg/resource: .json, .yaml, .yml).
+var manifestExtensions = []string{".json", ".yaml", ".yml"}
+
+// filenameFlags are -f (repeatable: files, directories, - for stdin) and -R.
+func filenameFlags(usage string) []cli.Flag {
+	return []cli.Flag{
+		&cli.StringSliceFlag{Name: "filename", Aliases: []string{"f"}, Usage: usage + " (repeatable; a directory reads its .yaml, .yml and .json files; - is stdin)"},
+		&cli.BoolFlag{Name: "recursive", Aliases: []string{"R"}, Usage: "with -f DIR, read the directories below it too"},
+	}
+}
+
+// expandFilenames turns -f arguments into manifest files, in kubectl's order:
+// each argument in turn, a directory's files in lexical order (walked with -R).
+func expandFilenames(args []string, recursive bool) ([]string, error) {
+	var files []string
+	stdin := false
+	for _, a := range args {
+		if a == "-" {
+			if stdin {
+				return nil, usageError("-f - (stdin) can be given only once")
+			}
+			stdin = true
+			files = append(files, a)
+			continue
+		}
+		st, err := os.Stat(a)
+		if err != nil {
+			return nil, usageError("the path %q does not exist", a)
+		}
+		if !st.IsDir() {
+			files = append(files, a)
+			continue
+		}
+		var found []string
+		err = filepath.WalkDir(a, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if d.IsDir() {
+				if p != a && !recursive {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			if slices.Contains(manifestExtensions, strings.ToLower(filepath.Ext(p))) {
+				found = append(found, p)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, usageError("reading directory %s: %v", a, err)
+		}
+		if len(found) == 0 {
+			return nil, usageError("error reading %s: recognized file extensions are %s", a, strings.Join(manifestExtensions, ", "))
+		}
+		files = append(files, found...)
+	}
+	return files, nil
+}
+
+// loadPlans reads and validates every manifest before anything is created:
+// one bad object in any file and the whole command fails with every problem
+// of every file (exit 2). ConfigMaps and Secrets of one file serve the pods
+// of the others too, as on a cluster.
+func loadPlans(l store.Layout, files []string, ns string) (*loaded, error) {
+	var manifests []*podspec.Manifest
+	var errs []error
+	in := &loaded{}
+	for _, f := range files {
+		m, err := podspec.LoadFile(f)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if ns != "" {
+			// -n naming another namespace than the manifest is an error (kubectl).
+			if err := checkNamespaces(m, ns); err != nil {
+				return nil, err
+			}
+			for _, p := range m.Pods {
+				p.Namespace = ns
+			}
+			for _, cm := range m.ConfigMaps {
+				cm.Namespace = ns
+			}
+			for _, s := range m.Secrets {
+				s.Namespace = ns
+			}
+		}
+		// The manifests' own ConfigMaps and Secrets are stored; their pods
+		// also find those the store already has.
+		in.configMaps = append(in.configMaps, m.ConfigMaps...)
+		in.secrets = append(in.secrets, m.Secrets...)
+		in.services = append(in.services, m.Services...)
+		manifests = append(manifests, m)
+	}
+	var plans []*podspec.Plan
+	seen := map[string]string{}
+	for _, m := range manifests {
+		withStored(l, m)
+		ps, err := m.Plans()
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		for _, p := range ps {
+			k := p.Pod.Namespace + "/" + p.Pod.Name
+			if prev, ok := seen[k]; ok {
+				errs = append(errs, fmt.Errorf("%s: pod %s is already defined in %s", m.Source, k, prev))
+			}
+			seen[k] = m.Source
+		}
+		plans = append(plans, ps...)
+	}
+	if len(errs) > 0 {
+		return nil, cli.Exit(errors.Join(errs...).Error(), exitUsage)
+	}
+	// A pod finds the ConfigMaps and Secrets of every file applied with it.
+	for _, p := range plans {
+		for _, cm := range in.configMaps {
+			if _, ok := p.ConfigMaps[cm.Name]; !ok && cm.Namespace == p.Pod.Namespace {
+				p.ConfigMaps[cm.Name] = cm
+			}
+		}
+		for _, s := range in.secrets {
+			if _, ok := p.Secrets[s.Name]; !ok && s.Namespace == p.Pod.Namespace {
+				p.Secrets[s.Name] = s
+			}
+		}
+	}
+	in.plans = plans
+	return in, nil
+}
+
+// loaded is what apply read from its files: the pods' plans and the objects
+// that are stored beside them.
+type loaded struct {
+	plans      []*podspec.Plan
+	configMaps []*corev1.ConfigMap
+	secrets    []*corev1.Secret
+	services   []*corev1.Service
+}

@@ -1,0 +1,246 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/podrun/podrun/logs"
+	"github.com/podrun/podrun/podspec"
+	"github.com/podrun/podrun/store"
+	"github.com/podrun/podrun/supervisor"
+)
+
+func runCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "run",
+		Usage:     "create and run a pod of one container, as kubectl run",
+		ArgsUsage: "NAME --image=IMAGE [--restart=Never] [--rm] [-i|--attach] [-- COMMAND ARGS...]",
+		Description: `With --attach (or -i) podrun prints the container's output until it ends and exits with
+its exit code (restartPolicy Never), or once it is Ready (Always). podrun does not pass stdin
+to containers: -i attaches the output only.
+
+Examples:
+  # A one-off job in CI: its output, its exit code, nothing left behind
+  podrun run check --image=busybox:1.28 --rm -i --restart=Never -- sh -c 'test -f /etc/os-release'
+
+  # A long-running pod with a label and an environment variable
+  podrun run web --image=nginx:1.27 --labels=app=web --env=MODE=ci`,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "image", Usage: "the container image (required)"},
+			&cli.StringFlag{Name: "restart", Value: "Always", Usage: "the pod's restartPolicy: Always, OnFailure or Never"},
+			&cli.BoolFlag{Name: "rm", Usage: "delete the pod once it has ended (needs --attach or -i)"},
+			&cli.BoolFlag{Name: "stdin", Aliases: []string{"i"}, Usage: "attach: print the container's output until it ends (stdin is not passed)"},
+			&cli.BoolFlag{Name: "attach", Usage: "print the container's output until it ends"},
+			&cli.BoolFlag{Name: "tty", Aliases: []string{"t"}, Usage: "not supported: containers get no terminal"},
+			&cli.BoolFlag{Name: "command", Usage: "the arguments after -- are the command, not args to the image's entrypoint"},
+			&cli.StringSliceFlag{Name: "env", Usage: "NAME=VALUE environment variables (repeatable)"},
+			&cli.StringFlag{Name: "labels", Aliases: []string{"l"}, Usage: "comma separated labels (default run=NAME)"},
+			&cli.StringFlag{Name: "image-pull-policy", Usage: "Always, IfNotPresent or Never"},
+			&cli.StringFlag{Name: "dry-run", Value: "none", Usage: "client: print the pod (with -o yaml|json) and create nothing"},
+			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "with --dry-run: yaml, json or name"},
+			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no messages besides the container's output"},
+			&cli.DurationFlag{Name: "pod-running-timeout", Value: 5 * time.Minute, Usage: "how long to wait for the container to start"},
+		},
+		Action: runRun,
+	}
+}
+
+func runRun(c *cli.Context) error {
+	args := c.Args().Slice()
+	if len(args) > 1 && args[1] == "--" {
+		args = append(args[:1:1], args[2:]...)
+	}
+	if len(args) == 0 {
+		return usageError("run needs a pod name: podrun run NAME --image=IMAGE")
+	}
+	name, rest := args[0], args[1:]
+	if c.String("image") == "" {
+		return usageError("run needs --image")
+	}
+	if c.Bool("tty") {
+		return usageError("run -t: podrun gives containers no terminal; use -i (output only)")
+	}
+	attach := c.Bool("attach") || c.Bool("stdin")
+	if c.Bool("rm") && !attach {
+		return usageError("--rm should only be used for attached containers (-i or --attach)")
+	}
+	restart := corev1.RestartPolicy(c.String("restart"))
+	switch restart {
+	case corev1.RestartPolicyAlways, corev1.RestartPolicyOnFailure, corev1.RestartPolicyNever:
+	default:
+		return usageError("--restart=%s: want Always, OnFailure or Never", restart)
+	}
+	ctr := corev1.Container{Name: name, Image: c.String("image"), ImagePullPolicy: corev1.PullPolicy(c.String("image-pull-policy"))}
+	if c.Bool("command") {
+		ctr.Command = rest
+	} else {
+		ctr.Args = rest
+	}
+	for _, e := range c.StringSlice("env") {
+		k, v, _ := strings.Cut(e, "=")
+		ctr.Env = append(ctr.Env, corev1.EnvVar{Name: k, Value: v})
+	}
+	labels := map[string]string{"run": name}
+	if l := c.String("labels"); l != "" {
+		labels = map[string]string{}
+		for _, kv := range strings.Split(l, ",") {
+			k, v, ok := strings.Cut(kv, "=")
+			if !ok {
+				return usageError("--labels %q: want KEY=VALUE,...", l)
+			}
+			labels[k] = v
+		}
+	}
+	pod := &corev1.Pod{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace(c), Labels: labels},
+		Spec:       corev1.PodSpec{RestartPolicy: restart, Containers: []corev1.Container{ctr}},
+	}
+	data, err := yaml.Marshal(pod)
+	if err != nil {
+		return err
+	}
+	m, err := podspec.Load(data, "podrun run")
+	if err != nil {
+		return cli.Exit(err.Error(), exitUsage)
+	}
+	plans, err := m.Plans()
+	if err != nil {
+		return cli.Exit(err.Error(), exitUsage)
+	}
+	plan := plans[0]
+	if dr := c.String("dry-run"); dr != "none" && dr != "false" {
+		if c.String("output") == "" {
+			fmt.Printf("pod/%s created (dry run)\n", name)
+			return nil
+		}
+		return printApplied(c.String("output"), []*corev1.Pod{plan.Pod})
+	}
+	l := layout(c)
+	if err := supervisor.CheckImages(l, plan); err != nil {
+		return cli.Exit(err.Error(), exitUsage)
+	}
+	if rec, err := findPod(l, plan.Pod.Namespace, name); err == nil && rec != nil {
+		return failed("pods %q already exists", name)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	res, err := supervisor.Apply(l, plan, supervisor.ApplyOptions{Exe: exe, LogLevel: c.String("log-level"), Settings: podSettings(c)})
+	if err != nil {
+		return err
+	}
+	if !attach {
+		fmt.Printf("pod/%s created\n", name)
+		return nil
+	}
+	code, runErr := attachRun(c, l, res.Record, name)
+	if c.Bool("rm") {
+		g := int64(0)
+		if err := supervisor.Delete(l, res.Record, supervisor.DeleteOptions{Force: true, GracePeriod: &g}); err != nil {
+			fmt.Fprintf(os.Stderr, "error: deleting pod %s: %v\n", name, err)
+		} else if !c.Bool("quiet") {
+			fmt.Fprintf(os.Stderr, "pod %q deleted\n", name)
+		}
+	}
+	if runErr != nil {
+		return runErr
+	}
+	if code != 0 {
+		return cli.Exit("", code)
+	}
+	return nil
+}
+
+// attachRun prints the container's output until its run ends and returns
+// its exit code, as kubectl run --attach (the code of a Failed pod's
+// container; 0 once a restartPolicy Always pod is Ready).
+func attachRun(c *cli.Context, l store.Layout, rec *store.Record, name string) (int, error) {
+	ctx, stop := interruptContext()
+	defer stop()
+	pw, err := newPodWatch(l)
+	if err != nil {
+		return 0, failed("watching the pod record: %v", err)
+	}
+	defer pw.close()
+	tctx, cancel := context.WithTimeout(ctx, c.Duration("pod-running-timeout"))
+	// Wait until the container has a run whose log can be read.
+	var run int32
+	for {
+		cur, err := rec.Reload(l)
+		if err != nil {
+			cancel()
+			return 0, failed("pod %s: %v", name, err)
+		}
+		if r, err := store.LogRun(cur.Pod, name, false); err == nil {
+			run, rec = r, cur
+			break
+		}
+		if cur.Pod.Status.Phase == corev1.PodFailed {
+			cancel()
+			return 0, failed("pod %s failed: %s", name, failureSummary(cur, cur.View()))
+		}
+		if err := pw.wait(tctx, 0); err != nil {
+			cancel()
+			if ctx.Err() != nil {
+				return 0, cli.Exit("interrupted", exitFailed)
+			}
+			return 0, cli.Exit(fmt.Sprintf("timed out after %s waiting for pod %s to start (status %s)", c.Duration("pod-running-timeout"), name, statusWord(cur.View())), exitTimeout)
+		}
+	}
+	cancel()
+	done := func() bool { return store.RunEnded(l, rec, name, run) }
+	if err := logs.Read(ctx, rec.LogPath(name, run), logs.Options{Follow: true, Tail: -1}, os.Stdout, os.Stdout, done); err != nil {
+		if ctx.Err() != nil {
+			return 0, cli.Exit("", exitFailed)
+		}
+		return 0, failed("reading the output of %s: %v", name, err)
+	}
+	// The run has ended; wait for the pod's verdict (Never: the phase).
+	for {
+		cur, err := rec.Reload(l)
+		if err != nil {
+			return 0, failed("pod %s: %v", name, err)
+		}
+		pod := cur.View()
+		st, _ := findContainerStatus(pod, name)
+		switch {
+		case pod.Status.Phase == corev1.PodSucceeded:
+			return 0, nil
+		case pod.Status.Phase == corev1.PodFailed:
+			if st.State.Terminated == nil {
+				return 0, failed("pod %s/%s failed with unknown exit code", pod.Namespace, name)
+			}
+			if !c.Bool("quiet") {
+				fmt.Fprintf(os.Stderr, "pod %s/%s terminated (%s)\n", pod.Namespace, name, st.State.Terminated.Reason)
+			}
+			return int(st.State.Terminated.ExitCode), nil
+		case pod.Spec.RestartPolicy != corev1.RestartPolicyNever && st.State.Terminated == nil:
+			// The container is restarted; like kubectl, report its last exit.
+			if t := st.LastTerminationState.Terminated; t != nil {
+				return int(t.ExitCode), nil
+			}
+		}
+		if err := pw.wait(ctx, 0); err != nil {
+			return 0, cli.Exit("", exitFailed)
+		}
+	}
+}
+
+func findContainerStatus(pod *corev1.Pod, name string) (corev1.ContainerStatus, bool) {
+	for _, st := range pod.Status.ContainerStatuses {
+		if st.Name == name {
+			return st, true
+		}
+	}
+	return corev1.ContainerStatus{}, false
+}

@@ -1,0 +1,569 @@
+package integration
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// newCLIEnv is newEnv with names that carry the cli tests' tag (pcl), so the
+// bridge and cgroups these tests create are recognisably theirs.
+func newCLIEnv(t *testing.T) *env {
+	t.Helper()
+	e := newEnv(t)
+	n := envCounter.Load()
+	e.bridge = fmt.Sprintf("pcl%d-%d", os.Getpid()%10000, n)
+	e.cgroupParent = fmt.Sprintf("/podrun-pcl-%d-%d", os.Getpid(), n)
+	return e
+}
+
+// start runs podrun in the background; its stdout arrives line by line on lines.
+type bg struct {
+	cmd    *exec.Cmd
+	mu     sync.Mutex
+	out    []string
+	stderr bytes.Buffer
+	done   chan struct{}
+}
+
+func (e *env) start(args ...string) *bg {
+	e.t.Helper()
+	b := &bg{cmd: exec.Command(podrunBin, e.args(args...)...), done: make(chan struct{})}
+	b.cmd.Stderr = &b.stderr
+	pipe, err := b.cmd.StdoutPipe()
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if err := b.cmd.Start(); err != nil {
+		e.t.Fatal(err)
+	}
+	go func() {
+		defer close(b.done)
+		sc := bufio.NewScanner(pipe)
+		for sc.Scan() {
+			b.mu.Lock()
+			b.out = append(b.out, sc.Text())
+			b.mu.Unlock()
+		}
+	}()
+	e.t.Cleanup(func() {
+		_ = b.cmd.Process.Kill()
+		_ = b.cmd.Wait()
+	})
+	return b
+}
+
+func (b *bg) lines() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]string(nil), b.out...)
+}
+
+// waitLines waits until cond holds for the output so far.
+func (b *bg) waitLines(t *testing.T, timeout time.Duration, what string, cond func([]string) bool) []string {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		l := b.lines()
+		if cond(l) {
+			return l
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no %s after %s; output:\n%s\nstderr:\n%s", what, timeout, strings.Join(l, "\n"), b.stderr.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// exit waits for the process and returns its exit code.
+func (b *bg) exit(t *testing.T, timeout time.Duration) int {
+	t.Helper()
+	errc := make(chan error, 1)
+	go func() { <-b.done; errc <- b.cmd.Wait() }()
+	select {
+	case err := <-errc:
+		if ee, ok := err.(*exec.ExitError); ok {
+			return ee.ExitCode()
+		}
+		return 0
+	case <-time.After(timeout):
+		t.Fatalf("podrun %v still running after %s", b.cmd.Args, timeout)
+	}
+	return -1
+}
+
+// The false success of issue 14: a restartPolicy-Always pod whose container
+// exits at once must fail apply --wait, quickly, naming the exit code.
+func TestCLIApplyWaitFailsAtOnceOnCrash(t *testing.T) {
+	e := newCLIEnv(t)
+	for i := range 3 {
+		name := fmt.Sprintf("bad%d", i)
+		startAt := time.Now()
+		r := e.podrun("apply", "-f", e.manifest(fmt.Sprintf(`
+apiVersion: v1
+kind: Pod
+metadata: {name: %s}
+spec:
+  containers:
+  - name: app
+    image: busybox:1.28
+    command: ['sh', '-c', 'echo connecting to the database; echo no database >&2; exit 3']
+`, name)), "--wait", "--timeout", "1m")
+		took := time.Since(startAt)
+		if r.code != 1 {
+			t.Fatalf("apply --wait of a crashing pod (round %d): %s", i, r)
+		}
+		for _, want := range []string{"container app exited with code 3", "Error", "no database", "connecting to the database"} {
+			if !strings.Contains(r.stderr, want) {
+				t.Errorf("round %d: message lacks %q:\n%s", i, want, r.stderr)
+			}
+		}
+		if took > 8*time.Second {
+			t.Errorf("round %d: apply --wait took %s to report the crash", i, took)
+		}
+	}
+	// podrun wait --for=condition=Ready fails the same way.
+	if r := e.podrun("wait", "--for=condition=Ready", "pod/bad0", "--timeout", "30s"); r.code != 1 || !strings.Contains(r.stderr, "exited with code 3") {
+		t.Errorf("wait --for=condition=Ready of a crashing pod: %s", r)
+	}
+	// With --allow-restarts the wait goes on until its timeout.
+	if r := e.podrun("wait", "--for=condition=Ready", "bad1", "--timeout", "2s", "--allow-restarts"); r.code != 124 {
+		t.Errorf("wait --allow-restarts of a crashing pod: %s, want 124", r)
+	}
+	// A healthy server is Ready; progress lines name each STATUS once.
+	r := e.podrun("apply", "-f", e.manifest(`
+apiVersion: v1
+kind: Pod
+metadata: {name: good}
+spec:
+  initContainers: [{name: init, image: busybox:1.28, command: ['sleep', '0.3']}]
+  containers: [{name: app, image: busybox:1.28, command: ['sleep', '3600']}]
+`), "--wait")
+	if r.code != 0 || !strings.Contains(r.stderr, "pod/good ready") || !strings.Contains(r.stderr, "pod/good Running") {
+		t.Fatalf("apply --wait of a healthy pod: %s", r)
+	}
+	if strings.Count(r.stderr, "pod/good Running") != 1 {
+		t.Errorf("progress repeats a STATUS:\n%s", r.stderr)
+	}
+	if r := e.podrun("apply", "-f", e.manifest(`
+apiVersion: v1
+kind: Pod
+metadata: {name: quiet}
+spec:
+  containers: [{name: app, image: busybox:1.28, command: ['sleep', '3600']}]
+`), "--wait", "-q"); r.code != 0 || strings.Contains(r.stderr, "Running") {
+		t.Errorf("apply --wait -q: %s", r)
+	}
+}
+
+// Flags go anywhere; unknown verbs and flags are usage errors with a suggestion.
+func TestCLIFlagsAnywhereAndSuggestions(t *testing.T) {
+	e := newCLIEnv(t)
+	e.must("apply", "-f", e.manifest(`
+apiVersion: v1
+kind: Pod
+metadata: {name: nsd, labels: {app: web}}
+spec:
+  restartPolicy: Never
+  containers: [{name: app, image: busybox:1.28, command: ['true']}]
+`), "-n", "ci", "--wait")
+	if r := e.must("get", "pods", "-n", "ci", "-o", "name"); r.stdout != "pod/nsd\n" {
+		t.Errorf("get pods -n ci: %q", r.stdout)
+	}
+	if r := e.podrun("wiat"); r.code != 2 || !strings.Contains(r.stderr, "wait") || !strings.Contains(r.stderr, "Did you mean") {
+		t.Errorf("unknown verb: %s", r)
+	}
+	if r := e.podrun("get", "--sho-labels"); r.code != 2 || !strings.Contains(r.stderr, "--show-labels") {
+		t.Errorf("unknown flag: %s", r)
+	}
+	// Names are names, not patterns.
+	if r := e.podrun("delete", "*", "-n", "ci"); r.code != 1 || !strings.Contains(r.stderr, "not found") {
+		t.Errorf("delete '*': %s", r)
+	}
+	e.must("get", "nsd", "-n", "ci")
+}
+
+// -f repeated, -f DIR, -R and -f -, all in one transaction.
+func TestCLIApplyManyInputsInOneTransaction(t *testing.T) {
+	e := newCLIEnv(t)
+	pod := func(name string) string {
+		return fmt.Sprintf(`
+apiVersion: v1
+kind: Pod
+metadata: {name: %s}
+spec:
+  restartPolicy: Never
+  containers: [{name: app, image: busybox:1.28, command: ['true']}]
+`, name)
+	}
+	dir := t.TempDir()
+	must := func(err error) {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.MkdirAll(filepath.Join(dir, "sub"), 0o755))
+	must(os.WriteFile(filepath.Join(dir, "a.yaml"), []byte(pod("in-a")), 0o644))
+	must(os.WriteFile(filepath.Join(dir, "sub", "b.yml"), []byte(pod("in-b")), 0o644))
+	must(os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("not a manifest"), 0o644))
+	bad := filepath.Join(t.TempDir(), "bad.yaml")
+	must(os.WriteFile(bad, []byte(pod("in-bad")+"    bogus: 1\n"), 0o644))
+
+	// A bad file anywhere: nothing is created.
+	r := e.podrunIn(pod("in-stdin"), "apply", "-f", dir, "-R", "-f", "-", "-f", bad)
+	if r.code != 2 || !strings.Contains(r.stderr, "bad.yaml") {
+		t.Fatalf("apply with a bad file: %s", r)
+	}
+	if r := e.must("get", "-o", "name"); r.stdout != "" {
+		t.Fatalf("a failed apply created pods: %q", r.stdout)
+	}
+	// Without -R only the directory's own files.
+	r = e.podrunIn(pod("in-stdin"), "apply", "-f", dir, "-f", "-", "--dry-run=client", "-o", "name")
+	if r.code != 0 || r.stdout != "pod/in-a\npod/in-stdin\n" {
+		t.Fatalf("apply --dry-run=client -o name: %s", r)
+	}
+	if r := e.must("get", "-o", "name"); r.stdout != "" {
+		t.Fatalf("a dry run created pods: %q", r.stdout)
+	}
+	r = e.podrunIn(pod("in-stdin"), "apply", "-f", dir, "-R", "-f", "-", "--wait")
+	if r.code != 0 {
+		t.Fatalf("apply -f DIR -R -f -: %s", r)
+	}
+	if r := e.must("get", "-o", "name"); r.stdout != "pod/in-a\npod/in-b\npod/in-stdin\n" {
+		t.Fatalf("pods after apply: %q", r.stdout)
+	}
+	if r := e.must("delete", "-f", dir, "-R"); !strings.Contains(r.stdout, "in-a") || !strings.Contains(r.stdout, "in-b") {
+		t.Fatalf("delete -f DIR -R: %s", r)
+	}
+}
+
+// wait --for=delete returns once everything the pod held is released.
+func TestCLIWaitForDelete(t *testing.T) {
+	e := newCLIEnv(t)
+	e.must("apply", "-f", e.manifest(`
+apiVersion: v1
+kind: Pod
+metadata: {name: slowstop, labels: {app: db}}
+spec:
+  terminationGracePeriodSeconds: 2
+  containers: [{name: app, image: busybox:1.28, command: ['sh', '-c', 'trap "" TERM; sleep 3600']}]
+`), "--wait")
+	w := e.start("wait", "--for=delete", "-l", "app=db", "--timeout", "1m")
+	time.Sleep(300 * time.Millisecond)
+	del := e.start("delete", "slowstop")
+	if code := w.exit(t, time.Minute); code != 0 {
+		t.Fatalf("wait --for=delete: exit %d, %s", code, w.stderr.String())
+	}
+	if got := strings.Join(w.lines(), "\n"); got != "pod/slowstop condition met" {
+		t.Errorf("wait printed %q", got)
+	}
+	if left := e.leftovers(); len(left) > 0 {
+		t.Errorf("wait --for=delete returned with leftovers: %v", left)
+	}
+	if code := del.exit(t, time.Minute); code != 0 {
+		t.Errorf("delete: exit %d", code)
+	}
+	// A pod that is not there is deleted already; jsonpath waits for a value.
+	e.must("wait", "--for=delete", "pod/slowstop")
+	e.must("apply", "-f", e.manifest(`
+apiVersion: v1
+kind: Pod
+metadata: {name: job}
+spec:
+  restartPolicy: Never
+  containers: [{name: app, image: busybox:1.28, command: ['sleep', '0.5']}]
+`))
+	if r := e.must("wait", "--for=jsonpath={.status.phase}=Succeeded", "job", "--timeout", "30s"); r.stdout != "pod/job condition met\n" {
+		t.Errorf("wait --for=jsonpath: %q", r.stdout)
+	}
+	if r := e.podrun("wait", "--for=jsonpath={.status.phase}=Running", "job", "--timeout", "1s"); r.code != 124 {
+		t.Errorf("wait that cannot be met: %s, want 124", r)
+	}
+}
+
+// get -w prints each STATUS change once.
+func TestCLIGetWatch(t *testing.T) {
+	e := newCLIEnv(t)
+	w := e.start("get", "-w")
+	e.must("apply", "-f", e.manifest(`
+apiVersion: v1
+kind: Pod
+metadata: {name: steps}
+spec:
+  restartPolicy: Never
+  initContainers: [{name: init, image: busybox:1.28, command: ['sleep', '1']}]
+  containers: [{name: app, image: busybox:1.28, command: ['sleep', '1']}]
+`))
+	lines := w.waitLines(t, time.Minute, "Completed", func(l []string) bool {
+		return len(l) > 0 && strings.Contains(l[len(l)-1], "Completed")
+	})
+	var statuses []string
+	for _, l := range lines[1:] {
+		f := strings.Fields(l)
+		if len(f) < 3 || f[0] != "steps" {
+			t.Fatalf("get -w line %q", l)
+		}
+		statuses = append(statuses, f[2])
+	}
+	for i := 1; i < len(statuses); i++ {
+		if statuses[i] == statuses[i-1] {
+			t.Errorf("STATUS %s printed twice in a row: %v", statuses[i], statuses)
+		}
+	}
+	for _, want := range []string{"Init:0/1", "Running", "Completed"} {
+		if !strings.Contains(strings.Join(statuses, " "), want) {
+			t.Errorf("get -w did not show %s: %v", want, statuses)
+		}
+	}
+	_ = w.cmd.Process.Signal(syscall.SIGINT)
+	if code := w.exit(t, 10*time.Second); code != 0 || w.stderr.Len() > 0 {
+		t.Errorf("get -w after Ctrl-C: exit %d, stderr %q", code, w.stderr.String())
+	}
+}
+
+// logs -f of two containers that log alternately shows both, in arrival order;
+// Ctrl-C ends it quietly.
+func TestCLILogsFollowSeveralContainers(t *testing.T) {
+	e := newCLIEnv(t)
+	e.must("apply", "-f", e.manifest(`
+apiVersion: v1
+kind: Pod
+metadata:
+  name: pingpong
+  labels: {app: pp}
+  annotations: {kubectl.kubernetes.io/default-container: pong}
+spec:
+  volumes: [{name: data, emptyDir: {}}]
+  containers:
+  - name: ping
+    image: busybox:1.28
+    volumeMounts: [{name: data, mountPath: /data}]
+    command: ['sh', '-c', 'until [ -e /data/go ]; do sleep 0.1; done; for i in 1 2 3 4; do echo ping $i; sleep 0.6; done; sleep 3600']
+  - name: pong
+    image: busybox:1.28
+    volumeMounts: [{name: data, mountPath: /data}]
+    command: ['sh', '-c', 'until [ -e /data/go ]; do sleep 0.1; done; sleep 0.3; for i in 1 2 3 4; do echo pong $i; sleep 0.6; done; sleep 3600']
+`), "--wait")
+	f := e.start("logs", "pingpong", "-f", "--all-containers", "--prefix")
+	time.Sleep(500 * time.Millisecond)
+	e.must("exec", "pingpong", "-c", "ping", "--", "touch", "/data/go")
+	lines := f.waitLines(t, 30*time.Second, "pong 4", func(l []string) bool { return len(l) > 0 && strings.HasSuffix(l[len(l)-1], "pong 4") })
+	want := []string{}
+	for i := 1; i <= 4; i++ {
+		want = append(want, fmt.Sprintf("[pod/pingpong/ping] ping %d", i), fmt.Sprintf("[pod/pingpong/pong] pong %d", i))
+	}
+	if strings.Join(lines, "\n") != strings.Join(want, "\n") {
+		t.Errorf("logs -f --all-containers --prefix:\n%s\nwant:\n%s", strings.Join(lines, "\n"), strings.Join(want, "\n"))
+	}
+	_ = f.cmd.Process.Signal(syscall.SIGINT)
+	if code := f.exit(t, 10*time.Second); code != 0 || f.stderr.Len() > 0 {
+		t.Errorf("logs -f after Ctrl-C: exit %d, stderr %q", code, f.stderr.String())
+	}
+	// The default-container annotation picks pong, without a "Defaulted" note.
+	if r := e.must("logs", "pingpong"); !strings.HasPrefix(r.stdout, "pong 1\n") || strings.Contains(r.stderr, "Defaulted") {
+		t.Errorf("logs with the default-container annotation: %s", r)
+	}
+	// -l: the default container of each matching pod, last 10 lines.
+	if r := e.must("logs", "-l", "app=pp", "--tail", "1"); r.stdout != "pong 4\n" {
+		t.Errorf("logs -l: %s", r)
+	}
+	// --since-time in the future shows nothing; in the past everything.
+	if r := e.must("logs", "pingpong", "-c", "ping", "--since-time", time.Now().Add(time.Hour).UTC().Format(time.RFC3339)); r.stdout != "" {
+		t.Errorf("logs --since-time in the future: %q", r.stdout)
+	}
+	if r := e.must("logs", "pingpong", "-c", "ping", "--since-time", time.Now().Add(-time.Hour).UTC().Format(time.RFC3339)); !strings.HasPrefix(r.stdout, "ping 1\n") {
+		t.Errorf("logs --since-time an hour ago: %q", r.stdout)
+	}
+}
+
+// get's selectors and kubectl's template outputs.
+func TestCLIGetSelectorsAndTemplates(t *testing.T) {
+	e := newCLIEnv(t)
+	e.must("apply", "-f", e.manifest(`
+apiVersion: v1
+kind: Pod
+metadata: {name: web, labels: {app: web, tier: front}}
+spec:
+  containers: [{name: app, image: busybox:1.28, command: ['sleep', '3600']}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: db, labels: {app: db}}
+spec:
+  restartPolicy: Never
+  containers: [{name: app, image: busybox:1.28, command: ['true']}]
+`), "--wait")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"get", "-l", "app=web", "-o", "name"}, "pod/web\n"},
+		{[]string{"get", "-l", "app in (web,db),tier!=front", "-o", "name"}, "pod/db\n"},
+		{[]string{"get", "--field-selector", "status.phase=Succeeded", "-o", "name"}, "pod/db\n"},
+		{[]string{"get", "web", "-o", "jsonpath={.metadata.labels.tier}"}, "front"},
+		{[]string{"get", "pods", "-o", "jsonpath={.items[*].metadata.name}"}, "db web"},
+		{[]string{"get", "-o", "go-template={{range .items}}{{.metadata.name}}:{{.status.phase}} {{end}}"}, "db:Succeeded web:Running "},
+		{[]string{"get", "-o", "custom-columns=NAME:.metadata.name,APP:.metadata.labels.app,TIER:.metadata.labels.tier", "--sort-by", ".metadata.labels.app"}, "NAME   APP   TIER\ndb     db    <none>\nweb    web   front\n"},
+		{[]string{"get", "--sort-by", "{.metadata.name}", "-o", "custom-columns=NAME:.metadata.name", "--no-headers"}, "db\nweb\n"},
+	} {
+		if r := e.must(tc.args...); r.stdout != tc.want {
+			t.Errorf("podrun %q: %q, want %q", tc.args, r.stdout, tc.want)
+		}
+	}
+	r := e.must("get", "web", "--show-labels", "-L", "tier")
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	if f := strings.Fields(lines[0]); f[len(f)-2] != "TIER" || f[len(f)-1] != "LABELS" {
+		t.Errorf("get --show-labels -L tier header: %q", lines[0])
+	}
+	if f := strings.Fields(lines[1]); f[len(f)-2] != "front" || f[len(f)-1] != "app=web,tier=front" {
+		t.Errorf("get --show-labels -L tier row: %q", lines[1])
+	}
+	if r := e.podrun("get", "--field-selector", "spec.bogus=1"); r.code != 2 {
+		t.Errorf("unsupported field selector: %s", r)
+	}
+	if r := e.must("delete", "-l", "app=db"); !strings.Contains(r.stdout, `pod "db" deleted`) {
+		t.Errorf("delete -l: %s", r)
+	}
+	if r := e.must("get", "-o", "name"); r.stdout != "pod/web\n" {
+		t.Errorf("after delete -l: %q", r.stdout)
+	}
+}
+
+// run --rm -i --restart=Never: the container's output and exit code, nothing left.
+func TestCLIRunRemoveExitCode(t *testing.T) {
+	e := newCLIEnv(t)
+	r := e.podrun("run", "once", "--image=busybox:1.28", "--rm", "-i", "--restart=Never", "--", "sh", "-c", "echo hello from the pod; exit 3")
+	if r.code != 3 || r.stdout != "hello from the pod\n" || !strings.Contains(r.stderr, "terminated (Error)") {
+		t.Fatalf("run --rm -i of a failing command: %s", r)
+	}
+	if r := e.must("get", "-o", "name"); r.stdout != "" {
+		t.Fatalf("run --rm left a pod: %q", r.stdout)
+	}
+	if left := e.leftovers(); len(left) > 0 {
+		t.Fatalf("run --rm left %v", left)
+	}
+	if r := e.podrun("run", "ok", "--image=busybox:1.28", "--rm", "--attach", "--restart=Never", "--env=X=42", "--command", "--", "sh", "-c", "echo $X"); r.code != 0 || r.stdout != "42\n" {
+		t.Fatalf("run --rm --attach of a succeeding command: %s", r)
+	}
+	if r := e.podrun("run", "dry", "--image=busybox:1.28", "--dry-run=client", "-o", "yaml", "--labels=app=x"); r.code != 0 || !strings.Contains(r.stdout, "app: x") || !strings.Contains(r.stdout, "restartPolicy: Always") {
+		t.Fatalf("run --dry-run=client -o yaml: %s", r)
+	}
+	if r := e.podrun("run", "x", "--rm", "--image=busybox:1.28"); r.code != 2 {
+		t.Errorf("run --rm without -i: %s", r)
+	}
+	// Shell completion is generated from the commands themselves.
+	for _, sh := range []string{"bash", "zsh", "fish"} {
+		if r := e.must("completion", sh); !strings.Contains(r.stdout, "podrun") {
+			t.Errorf("completion %s: %s", sh, r)
+		}
+	}
+	if r := e.must("--generate-bash-completion"); !strings.Contains(r.stdout, "wait\n") {
+		t.Errorf("completion words: %q", r.stdout)
+	}
+}
+
+// A plain user gets one clear message.
+func TestCLINeedsRoot(t *testing.T) {
+	cmd := exec.Command(podrunBin, "get")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	out, err := cmd.CombinedOutput()
+	ee, ok := err.(*exec.ExitError)
+	if !ok || ee.ExitCode() != 1 || !strings.Contains(string(out), "podrun needs root") {
+		t.Fatalf("podrun get as nobody: %v %s", err, out)
+	}
+	cmd = exec.Command(podrunBin, "version")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("podrun version as nobody: %v %s", err, out)
+	}
+}
+
+// events, get events, top pod and load from stdin.
+func TestCLIEventsTopLoadStdin(t *testing.T) {
+	e := newCLIEnv(t)
+	archive, err := os.ReadFile(testImage)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(podrunBin, e.args("load", "--tag", "piped:1")...)
+	cmd.Stdin = bytes.NewReader(archive)
+	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "piped:1") {
+		t.Fatalf("load from stdin: %v %s", err, out)
+	}
+	e.must("apply", "-f", e.manifest(`
+apiVersion: v1
+kind: Pod
+metadata: {name: busy}
+spec:
+  containers:
+  - name: spin
+    image: piped:1
+    imagePullPolicy: Never
+    command: ['sh', '-c', 'while :; do :; done']
+`), "--wait")
+	r := e.must("top", "pod", "busy")
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	if len(lines) != 2 || !strings.HasPrefix(lines[0], "POD") {
+		t.Fatalf("top pod: %q", r.stdout)
+	}
+	f := strings.Fields(lines[1])
+	milli := atoi(t, strings.TrimSuffix(f[1], "m"))
+	if f[0] != "busy" || milli < 200 || !strings.HasSuffix(f[2], "Mi") {
+		t.Errorf("top pod of a busy loop: %q (want a few hundred millicores at least)", lines[1])
+	}
+	for _, args := range [][]string{{"events"}, {"get", "events"}, {"events", "--for", "pod/busy"}} {
+		r := e.must(args...)
+		if !strings.Contains(r.stdout, "LAST SEEN") || !strings.Contains(r.stdout, "Started") || !strings.Contains(r.stdout, "pod/busy") {
+			t.Errorf("podrun %v: %s", args, r)
+		}
+	}
+}
+
+// cp both ways, files and directories, through tar in the container.
+func TestCLICopy(t *testing.T) {
+	e := newCLIEnv(t)
+	e.must("apply", "-f", e.manifest(`
+apiVersion: v1
+kind: Pod
+metadata: {name: box}
+spec:
+  containers: [{name: app, image: busybox:1.28, command: ['sleep', '3600']}]
+`), "--wait")
+	local := t.TempDir()
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.MkdirAll(filepath.Join(local, "tree", "sub"), 0o755))
+	must(os.WriteFile(filepath.Join(local, "tree", "a.txt"), []byte("alpha\n"), 0o644))
+	must(os.WriteFile(filepath.Join(local, "tree", "sub", "b.txt"), []byte("beta\n"), 0o600))
+	must(os.WriteFile(filepath.Join(local, "one.txt"), []byte("one\n"), 0o644))
+
+	e.must("cp", filepath.Join(local, "tree"), "box:/tmp")
+	e.must("cp", filepath.Join(local, "one.txt"), "box:/tmp/renamed.txt")
+	if r := e.must("exec", "box", "--", "sh", "-c", "cat /tmp/tree/a.txt /tmp/tree/sub/b.txt /tmp/renamed.txt"); r.stdout != "alpha\nbeta\none\n" {
+		t.Fatalf("files copied in: %q", r.stdout)
+	}
+	e.must("exec", "box", "--", "sh", "-c", "mkdir -p /out/d && echo report > /out/d/r.txt && echo x > /out/x")
+	back := t.TempDir()
+	e.must("cp", "box:/out/d", filepath.Join(back, "d2"))
+	e.must("cp", "box:/out/x", back)
+	for p, want := range map[string]string{"d2/r.txt": "report\n", "x": "x\n"} {
+		if data, err := os.ReadFile(filepath.Join(back, p)); err != nil || string(data) != want {
+			t.Errorf("copied out %s: %q %v", p, data, err)
+		}
+	}
+	if r := e.podrun("cp", "box:/nope", back); r.code != 1 {
+		t.Errorf("cp of a missing file: %s", r)
+	}
+}
