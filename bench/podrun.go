@@ -37,24 +37,7 @@ spec:
 // podmanStartPodYAML is the same pod for podman: restartPolicy OnFailure,
 // because podman kube play 4.3 restarts the init containers of an Always pod
 // in a loop.
-const podmanStartPodYAML = `apiVersion: v1
-kind: Pod
-metadata:
-  name: %s
-spec:
-  restartPolicy: OnFailure
-  initContainers:
-  - name: init-a
-    image: busybox:1.28
-    command: ["true"]
-  - name: init-b
-    image: busybox:1.28
-    command: ["true"]
-  containers:
-  - name: app
-    image: busybox:1.28
-    command: ["sleep", "3600"]
-`
+var podmanStartPodYAML = strings.Replace(startPodYAML, "restartPolicy: Always", "restartPolicy: OnFailure", 1)
 
 // waitPodYAML is a pod that runs `sleep <seconds>` to completion: the bench
 // measures the CPU `apply --wait` spends while it waits for it.
