@@ -34,23 +34,61 @@ type dnsConfig struct {
 	Servers, Searches, Options []string
 }
 
-// ResolvConf returns the content of the pod's /etc/resolv.conf, following
-// the kubelet (pkg/kubelet/network/dns): dnsPolicy None starts empty;
-// Default, and ClusterFirst / ClusterFirstWithHostNet (podrun has no
-// cluster DNS, so the kubelet's fallback to Default applies) start from the
-// host's resolv.conf; then spec.dnsConfig is merged in and the kubelet's
-// limits applied. The rendering is the container runtime's (containerd,
-// CRI-O): search, nameserver and options lines.
+// ClusterDNS is the kubelet's --cluster-dns and --cluster-domain.
+type ClusterDNS struct {
+	// Servers are the cluster DNS addresses; none means there is no cluster
+	// DNS and ClusterFirst falls back to Default, as the kubelet does.
+	Servers []string
+	// Domain is the cluster domain (DefaultClusterDomain when empty).
+	Domain string
+}
+
+// ResolvConf returns the content of the pod's /etc/resolv.conf without a
+// cluster DNS (ClusterFirst falls back to Default): ClusterResolvConf with
+// no servers.
 func ResolvConf(pod *corev1.Pod) ([]byte, error) {
-	path, err := hostResolvConfPath(hostResolvConf, systemdResolvConf)
+	return ClusterResolvConf(pod, ClusterDNS{})
+}
+
+// ClusterResolvConf returns the content of the pod's /etc/resolv.conf,
+// following the kubelet (pkg/kubelet/network/dns GetPodDNS): dnsPolicy None
+// starts empty; ClusterFirst (not on the host network) and
+// ClusterFirstWithHostNet get the cluster DNS servers only, the search list
+// <ns>.svc.<domain> svc.<domain> <domain> followed by the host's, and
+// options ndots:5 — or, without cluster DNS servers, fall back to Default;
+// Default starts from the host's resolv.conf. Then spec.dnsConfig is merged
+// in and the kubelet's limits applied. The rendering is the container
+// runtime's (containerd, CRI-O): search, nameserver and options lines.
+func ClusterResolvConf(pod *corev1.Pod, cluster ClusterDNS) ([]byte, error) {
+	path, err := HostResolvConf()
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := podDNS(pod, path)
+	cfg, err := podDNS(pod, path, cluster)
 	if err != nil {
 		return nil, err
 	}
 	return renderResolvConf(cfg), nil
+}
+
+// HostResolvConf is the host file the kubelet reads (its --resolv-conf as
+// kubeadm sets it): /etc/resolv.conf, or systemd-resolved's list of real
+// upstream servers when /etc/resolv.conf only names the stub.
+func HostResolvConf() (string, error) {
+	return hostResolvConfPath(hostResolvConf, systemdResolvConf)
+}
+
+// usesClusterDNS is the kubelet's getPodDNSType: ClusterFirstWithHostNet
+// and ClusterFirst off the host network (and an invalid policy) use the
+// cluster DNS; ClusterFirst on the host network is Default.
+func usesClusterDNS(pod *corev1.Pod) bool {
+	switch pod.Spec.DNSPolicy {
+	case corev1.DNSNone, corev1.DNSDefault:
+		return false
+	case corev1.DNSClusterFirst:
+		return !pod.Spec.HostNetwork
+	}
+	return true
 }
 
 // hostResolvConfPath picks the host file to start from: etc, unless it only
@@ -73,11 +111,9 @@ func hostResolvConfPath(etc, systemd string) (string, error) {
 	return etc, nil
 }
 
-func podDNS(pod *corev1.Pod, hostPath string) (dnsConfig, error) {
+func podDNS(pod *corev1.Pod, hostPath string, cluster ClusterDNS) (dnsConfig, error) {
 	var cfg dnsConfig
 	if pod.Spec.DNSPolicy != corev1.DNSNone {
-		// Every other policy (and an invalid one, which the kubelet treats
-		// as ClusterFirst) ends up with the host's settings here.
 		f, err := os.Open(hostPath)
 		if err != nil {
 			return cfg, fmt.Errorf("reading the host's resolv.conf: %w", err)
@@ -88,6 +124,16 @@ func podDNS(pod *corev1.Pod, hostPath string) (dnsConfig, error) {
 			return cfg, fmt.Errorf("reading the host's resolv.conf %s: %w", hostPath, err)
 		}
 		cfg = dnsConfig{Servers: servers, Searches: searches, Options: options}
+		if usesClusterDNS(pod) && len(cluster.Servers) > 0 {
+			domain := cluster.Domain
+			if domain == "" {
+				domain = DefaultClusterDomain
+			}
+			// generateSearchesForDNSClusterFirst and defaultDNSOptions.
+			cfg.Servers = append([]string{}, cluster.Servers...)
+			cfg.Searches = omitDuplicates(append([]string{pod.Namespace + ".svc." + domain, "svc." + domain, domain}, searches...))
+			cfg.Options = []string{"ndots:5"}
+		}
 	}
 	if dc := pod.Spec.DNSConfig; dc != nil {
 		cfg.Servers = omitDuplicates(append(cfg.Servers, dc.Nameservers...))

@@ -124,8 +124,8 @@ func TestMergeDNSOptions(t *testing.T) {
 	}
 }
 
-// Cases from the kubelet's TestGetPodDNSCustom with no cluster DNS (podrun
-// has none, so ClusterFirst falls back to Default as the kubelet does).
+// Cases from the kubelet's TestGetPodDNS and TestGetPodDNSCustom, without a
+// cluster DNS (ClusterFirst falls back to Default as the kubelet does) and with one.
 func TestPodDNS(t *testing.T) {
 	dir := t.TempDir()
 	host := filepath.Join(dir, "resolv.conf")
@@ -143,6 +143,7 @@ func TestPodDNS(t *testing.T) {
 		policy      corev1.DNSPolicy
 		hostNetwork bool
 		dnsConfig   *corev1.PodDNSConfig
+		cluster     bool // the kubelet has --cluster-dns 10.0.0.10
 		want        string
 	}{
 		{name: "None without dnsConfig is empty", policy: corev1.DNSNone, want: ""},
@@ -165,11 +166,29 @@ func TestPodDNS(t *testing.T) {
 		{name: "duplicates merged, nameservers cut to 3", policy: corev1.DNSDefault, dnsConfig: &corev1.PodDNSConfig{
 			Nameservers: []string{"8.8.8.8", "1.1.1.1", "9.9.9.9", "4.4.4.4"}, Searches: []string{"host.domain"}},
 			want: "search host.domain\nnameserver 8.8.8.8\nnameserver 1.1.1.1\nnameserver 9.9.9.9\noptions ndots:2 edns0\n"},
+		// With a cluster DNS (TestGetPodDNS, TestGetPodDNSCustom).
+		{name: "ClusterFirst with cluster DNS", policy: corev1.DNSClusterFirst, cluster: true,
+			want: "search ns.svc.cluster.local svc.cluster.local cluster.local host.domain\nnameserver 10.0.0.10\noptions ndots:5\n"},
+		{name: "unset policy with cluster DNS", policy: "", cluster: true,
+			want: "search ns.svc.cluster.local svc.cluster.local cluster.local host.domain\nnameserver 10.0.0.10\noptions ndots:5\n"},
+		{name: "ClusterFirst on the host network is Default", policy: corev1.DNSClusterFirst, hostNetwork: true, cluster: true,
+			want: "search host.domain\nnameserver 8.8.8.8\noptions ndots:2 edns0\n"},
+		{name: "ClusterFirstWithHostNet with cluster DNS", policy: corev1.DNSClusterFirstWithHostNet, hostNetwork: true, cluster: true,
+			want: "search ns.svc.cluster.local svc.cluster.local cluster.local host.domain\nnameserver 10.0.0.10\noptions ndots:5\n"},
+		{name: "Default ignores the cluster DNS", policy: corev1.DNSDefault, cluster: true,
+			want: "search host.domain\nnameserver 8.8.8.8\noptions ndots:2 edns0\n"},
+		{name: "None ignores the cluster DNS", policy: corev1.DNSNone, cluster: true, want: ""},
+		{name: "ClusterFirst with cluster DNS merged with dnsConfig", policy: corev1.DNSClusterFirst, cluster: true, dnsConfig: custom,
+			want: "search ns.svc.cluster.local svc.cluster.local cluster.local host.domain my.domain\nnameserver 10.0.0.10\nnameserver 10.0.0.11\noptions ndots:3 debug\n"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			p := pod("web", "ns", corev1.PodSpec{DNSPolicy: tc.policy, HostNetwork: tc.hostNetwork, DNSConfig: tc.dnsConfig})
-			cfg, err := podDNS(&p, host)
+			var cl ClusterDNS
+			if tc.cluster {
+				cl = ClusterDNS{Servers: []string{"10.0.0.10"}, Domain: "cluster.local"}
+			}
+			cfg, err := podDNS(&p, host, cl)
 			if err != nil {
 				t.Fatal(err)
 			}

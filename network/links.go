@@ -356,6 +356,13 @@ func setupVeth(r resolved, st *podState, br netlink.Link, mtu int, ip netip.Addr
 	if err := netlink.LinkSetMaster(host, br); err != nil {
 		return fmt.Errorf("attaching veth %s to bridge %s: %w", st.HostVeth, r.bridge, err)
 	}
+	// Hairpin mode, as the CNI bridge plugin's hairpinMode and the kubelet's
+	// hairpin-veth: when br_netfilter DNATs a pod's packet back to the same
+	// pod (through a Service or a hostPort), the bridge must send it out of
+	// the port it came in on.
+	if err := netlink.LinkSetHairpin(host, true); err != nil {
+		return fmt.Errorf("setting hairpin mode on veth %s: %w", st.HostVeth, err)
+	}
 	if err := netlink.LinkSetUp(host); err != nil {
 		return fmt.Errorf("bringing veth %s up: %w", st.HostVeth, err)
 	}

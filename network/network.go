@@ -520,7 +520,11 @@ func Leftovers(cfg Config) ([]string, error) {
 		return nil, fmt.Errorf("listing network leftovers: %w", err)
 	}
 	out = append(out, rules...)
-	return out, nil
+	svcTable, err := ServicesLeftovers(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("listing network leftovers: %w", err)
+	}
+	return append(out, svcTable...), nil
 }
 
 // PodLeftovers describes what of one pod's network is still present: its

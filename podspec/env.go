@@ -29,6 +29,10 @@ type RuntimeInfo struct {
 	// NodeAllocatable stands in for a container's missing cpu, memory and
 	// ephemeral-storage limits in resourceFieldRef values, as on a node.
 	NodeAllocatable corev1.ResourceList
+	// ServiceEnv are the service variables of the pod's namespace
+	// (services.EnvVars, the kubelet's getServiceEnvVarMap); nil when the
+	// host has no Services.
+	ServiceEnv map[string]string
 }
 
 // DefaultPathEnv is the PATH containerd gives a container whose image sets none.
@@ -154,7 +158,8 @@ func (e *envList) set(k, v string) {
 // then env in order, each value's $(VAR) references expanded from the
 // variables defined before it, valueFrom resolved from the downward API and
 // from the manifest's ConfigMaps and Secrets. Variables keep the position of
-// their first definition. podrun has no Services, so no service variables.
+// their first definition. The service variables of rt.ServiceEnv can be
+// referenced and are added last (sorted), except those the pod defines.
 func (p *Plan) PodEnv(c *corev1.Container, rt RuntimeInfo) ([]string, error) {
 	pod := p.Pod
 	env := &envList{values: map[string]string{}}
@@ -204,6 +209,9 @@ func (p *Plan) PodEnv(c *corev1.Container, rt RuntimeInfo) ([]string, error) {
 
 	mapping := func(name string) string {
 		if v, ok := env.values[name]; ok {
+			return v
+		}
+		if v, ok := rt.ServiceEnv[name]; ok {
 			return v
 		}
 		return "$(" + name + ")"
@@ -273,9 +281,19 @@ func (p *Plan) PodEnv(c *corev1.Container, rt RuntimeInfo) ([]string, error) {
 		}
 		env.set(ev.Name, val)
 	}
-	out := make([]string, 0, len(env.names))
+	out := make([]string, 0, len(env.names)+len(rt.ServiceEnv))
 	for _, k := range env.names {
 		out = append(out, k+"="+env.values[k])
+	}
+	svcNames := make([]string, 0, len(rt.ServiceEnv))
+	for k := range rt.ServiceEnv {
+		if _, defined := env.values[k]; !defined {
+			svcNames = append(svcNames, k)
+		}
+	}
+	sort.Strings(svcNames)
+	for _, k := range svcNames {
+		out = append(out, k+"="+rt.ServiceEnv[k])
 	}
 	return out, nil
 }

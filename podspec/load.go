@@ -29,6 +29,7 @@ type Manifest struct {
 	Pods       []*corev1.Pod // decoded and DEFAULTED (not yet validated)
 	ConfigMaps []*corev1.ConfigMap
 	Secrets    []*corev1.Secret
+	Services   []*corev1.Service // decoded and defaulted (SetServiceDefaults)
 	// Origins[i] tells where Pods[i] came from, so that errors name the
 	// paths the user wrote (a Job's pod lives under spec.template).
 	Origins []Origin
@@ -405,6 +406,12 @@ var kinds = map[string]kindInfo{
 		prepareForCreate(&o.ObjectMeta)
 		setSecretDefaults(o)
 		l.m.Secrets = append(l.m.Secrets, o)
+	}},
+	"Service": {"v1", reflect.TypeOf(corev1.Service{}), func(l *loader, obj runtime.Object, _ Origin) {
+		o := obj.(*corev1.Service)
+		prepareForCreate(&o.ObjectMeta)
+		SetServiceDefaults(o)
+		l.m.Services = append(l.m.Services, o)
 	}},
 }
 

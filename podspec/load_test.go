@@ -167,8 +167,8 @@ spec:
 			src: `apiVersion: v1
 kind: List
 items:
-- apiVersion: v1
-  kind: Service
+- apiVersion: apps/v1
+  kind: Deployment
   metadata: {name: s}
 - apiVersion: v1
   kind: Pod
@@ -178,7 +178,7 @@ items:
     - {name: c, image: busybox, imagePullpolicy: Always}
 `,
 			want: []string{
-				`pod.yaml:5: items[0].kind: kind Service is not supported`,
+				`pod.yaml:5: items[0].kind: kind Deployment is not supported`,
 				`pod.yaml:12: items[1].spec.containers[0].imagePullpolicy: unknown field "imagePullpolicy"`,
 			},
 		},

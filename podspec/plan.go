@@ -58,6 +58,12 @@ func (m *Manifest) Plans() ([]*Plan, error) {
 			errs = append(errs, &ValidationError{File: m.Source, Kind: "secret", Name: s.Name, Errors: fe})
 		}
 	}
+	for _, svc := range m.Services {
+		fe := append(ValidateService(svc), duplicate("service", svc.Namespace, svc.Name)...)
+		if len(fe) > 0 {
+			errs = append(errs, &ValidationError{File: m.Source, Kind: "service", Name: svc.Name, Errors: fe})
+		}
+	}
 	var plans []*Plan
 	for i, pod := range m.Pods {
 		origin := Origin{Kind: "Pod"}

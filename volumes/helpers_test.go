@@ -38,10 +38,12 @@ func newPodDir(t *testing.T) string {
 	return dir
 }
 
+// podWith builds a pod without the service-account volume, so that tests of
+// other volumes see only theirs (serviceaccount_test.go turns it on).
 func podWith(name string, vols []corev1.Volume, containers ...corev1.Container) *corev1.Pod {
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: types.UID("uid-" + name)},
-		Spec:       corev1.PodSpec{Volumes: vols, Containers: containers},
+		Spec:       corev1.PodSpec{Volumes: vols, Containers: containers, AutomountServiceAccountToken: ptr(false)},
 	}
 }
 

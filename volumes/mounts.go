@@ -118,7 +118,7 @@ func (s *Set) Mounts(c *corev1.Container, env map[string]string) ([]Mount, error
 			Options:           opts,
 		})
 	}
-	return mounts, nil
+	return append(mounts, s.serviceAccountMounts(c)...), nil
 }
 
 func translatePropagation(m *corev1.MountPropagationMode) (string, error) {

@@ -99,6 +99,8 @@ type Set struct {
 	podDir  string
 	volumes map[string]*Volume
 	order   []string
+	// serviceAccount is the service-account volume, nil when the pod opts out.
+	serviceAccount *Volume
 }
 
 // Volume returns the named volume.
@@ -179,6 +181,9 @@ func Setup(pod *corev1.Pod, opts Options) (_ *Set, notes []string, err error) {
 		notes = append(notes, vnotes...)
 		s.volumes[v.Name] = vol
 		s.order = append(s.order, v.Name)
+	}
+	if err := b.setupServiceAccount(s, volumesDir, &created); err != nil {
+		return nil, nil, fmt.Errorf("setting up the service-account volume of pod %s: %w", podRef(pod), err)
 	}
 	return s, notes, nil
 }

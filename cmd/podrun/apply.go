@@ -66,6 +66,13 @@ func runApply(c *cli.Context) error {
 	if err != nil {
 		return cli.Exit(err.Error(), exitUsage)
 	}
+	if len(manifest.Services) > 0 {
+		// Validated as the API server would, but not run yet: Services need
+		// the host store (issue 12). Refuse the file whole rather than run
+		// its pods without their Services.
+		return cli.Exit(fmt.Sprintf("%s: kind Service is not supported yet (service %q is valid; podrun cannot run Services until they have a host store)",
+			manifest.Source, manifest.Services[0].Name), exitUsage)
+	}
 	for _, p := range plans {
 		for _, w := range append(append([]string(nil), p.Warnings...), runtime.Unhonoured(p.Pod)...) {
 			fmt.Fprintf(os.Stderr, "Warning: %s\n", w)
