@@ -25,6 +25,9 @@ type Settings struct {
 	// SyncFrequency is how often the supervisor refreshes configMap and
 	// secret volumes from the store (the kubelet's --sync-frequency).
 	SyncFrequency metav1.Duration `json:"syncFrequency"`
+	// ClusterDNS is the cluster DNS address (the kube-dns ClusterIP) the
+	// pod's resolv.conf names for dnsPolicy ClusterFirst; empty: none.
+	ClusterDNS string `json:"clusterDNS,omitempty"`
 }
 
 // DefaultSyncFrequency is the kubelet's --sync-frequency.
@@ -37,6 +40,6 @@ func (r *Record) PodLayout(l Layout) Layout {
 	if s.Version == 0 {
 		return l
 	}
-	l.CgroupParent, l.CgroupDriver, l.Bridge, l.Subnet = s.CgroupParent, s.CgroupDriver, s.Bridge, s.Subnet
+	l.CgroupParent, l.CgroupDriver, l.Bridge, l.Subnet, l.ClusterDNS = s.CgroupParent, s.CgroupDriver, s.Bridge, s.Subnet, s.ClusterDNS
 	return l
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/podrun/podrun/podspec"
 	"github.com/podrun/podrun/runtime"
+	"github.com/podrun/podrun/serviceowner"
 	"github.com/podrun/podrun/store"
 	"github.com/podrun/podrun/supervisor"
 )
@@ -56,6 +57,9 @@ func runApply(c *cli.Context) error {
 		for _, s := range manifest.Secrets {
 			s.Namespace = ns
 		}
+		for _, s := range manifest.Services {
+			s.Namespace = ns
+		}
 	}
 	l := layout(c)
 	// The manifest's own ConfigMaps and Secrets are stored; its pods also
@@ -65,13 +69,6 @@ func runApply(c *cli.Context) error {
 	plans, err := manifest.Plans()
 	if err != nil {
 		return cli.Exit(err.Error(), exitUsage)
-	}
-	if len(manifest.Services) > 0 {
-		// Validated as the API server would, but not run yet: Services need
-		// the host store (issue 12). Refuse the file whole rather than run
-		// its pods without their Services.
-		return cli.Exit(fmt.Sprintf("%s: kind Service is not supported yet (service %q is valid; podrun cannot run Services until they have a host store)",
-			manifest.Source, manifest.Services[0].Name), exitUsage)
 	}
 	for _, p := range plans {
 		for _, w := range append(append([]string(nil), p.Warnings...), runtime.Unhonoured(p.Pod)...) {
@@ -115,6 +112,27 @@ func runApply(c *cli.Context) error {
 		return err
 	}
 	opts := supervisor.ApplyOptions{Force: c.Bool("force"), Exe: exe, LogLevel: c.String("log-level"), Settings: podSettings(c)}
+	// The services owner (cluster DNS, Service rules) runs while pods or
+	// Services exist; it is started once they are recorded, even when a
+	// later object fails.
+	ensured := false
+	ensure := func() {
+		if !ensured {
+			ensured = true
+			if err := serviceowner.Ensure(l, exe, c.String("log-level")); err != nil {
+				fmt.Fprintf(os.Stderr, "Warning: %v\n", err)
+			}
+		}
+	}
+	if len(plans) > 0 || len(manifest.Services) > 0 {
+		// Services first, so that the pods' containers see them (env vars).
+		defer func() { ensure() }()
+		set, err := applyServices(c, l, manifest.Services)
+		if err != nil {
+			return err
+		}
+		opts.Settings.ClusterDNS = set.ClusterDNS
+	}
 	var records []*store.Record
 	for _, p := range plans {
 		res, err := supervisor.Apply(l, p, opts)
@@ -124,6 +142,7 @@ func runApply(c *cli.Context) error {
 		fmt.Printf("pod/%s %s\n", res.Record.Pod.Name, res.Action)
 		records = append(records, res.Record)
 	}
+	ensure()
 	if !c.Bool("wait") {
 		return nil
 	}

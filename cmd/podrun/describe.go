@@ -16,6 +16,11 @@ func describeCommand() *cli.Command {
 		Usage:     "show a pod in detail, with its containers, resources and events",
 		ArgsUsage: "[pod] NAME...",
 		Action: func(c *cli.Context) error {
+			if args := c.Args().Slice(); len(args) > 0 {
+				if k, ok := store.KindFor(args[0]); ok && k == store.ServiceKind {
+					return describeServices(c, args[1:])
+				}
+			}
 			names := podArgs(c.Args().Slice())
 			if len(names) == 0 {
 				return usageError("describe needs a pod name")

@@ -81,6 +81,7 @@ func newApp() *cli.App {
 			imageCommand(),
 			versionCommand(),
 			superviseCommand(),
+			servicesOwnerCommand(),
 			pauseCommand(),
 		},
 	}

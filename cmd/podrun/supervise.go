@@ -5,6 +5,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/podrun/podrun/runtime"
 	"github.com/podrun/podrun/store"
 	"github.com/podrun/podrun/supervisor"
 )
@@ -25,6 +26,7 @@ func superviseCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
+			runtime.ServiceEnv = serviceEnv
 			// apply passes the write end of its readiness pipe as fd 3.
 			ready := os.NewFile(3, "ready")
 			return supervisor.Supervise(l, rec, supervisor.SuperviseOptions{Ready: ready})
