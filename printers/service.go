@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
 // ServiceRow is kubectl's row for a Service (printService): NAME TYPE
@@ -157,7 +158,7 @@ func DescribeService(w io.Writer, svc *corev1.Service, slices []*discoveryv1.End
 			name = "<unset>"
 		}
 		kv("Port", fmt.Sprintf("%s\t%d/%s", name, sp.Port, sp.Protocol))
-		if sp.TargetPort.Type == 1 {
+		if sp.TargetPort.Type == intstr.String {
 			kv("TargetPort", fmt.Sprintf("%s/%s", sp.TargetPort.StrVal, sp.Protocol))
 		} else {
 			kv("TargetPort", fmt.Sprintf("%d/%s", sp.TargetPort.IntVal, sp.Protocol))
