@@ -3,7 +3,9 @@ package integration
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -193,4 +195,41 @@ func TestApplyRefusesInvalidService(t *testing.T) {
 	if out := e.podrun("get", "svc"); strings.TrimSpace(out.stdout) != "" {
 		t.Errorf("a Service was created: %s", out)
 	}
+}
+
+// A crashed services owner is started again by the next command, and the
+// new one answers and keeps the rules: nothing a user must restart.
+func TestServicesOwnerRestartsAfterCrash(t *testing.T) {
+	e := newEnv(t)
+	e.apply(servicesManifest)
+	e.apply(`
+apiVersion: v1
+kind: Pod
+metadata: {name: client}
+spec:
+  containers:
+  - name: c
+    image: busybox:1.28
+    command: `+netIdle+`
+`, "--wait")
+	myIP := e.service("myservice").Spec.ClusterIP
+	pidFile := e.runRoot + "/services/owner.pid"
+	data, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatalf("no services owner: %v", err)
+	}
+	pid := strings.TrimSpace(string(data))
+	if err := syscall.Kill(atoi(t, pid), syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	waitGone(t, pid)
+	e.must("get")
+	data, _ = os.ReadFile(pidFile)
+	if again := strings.TrimSpace(string(data)); again == pid || again == "" {
+		t.Fatalf("the owner was not restarted: pid %q (was %s)", again, pid)
+	}
+	if r := e.podrun("exec", "client", "--", "nslookup", "myservice.default.svc.cluster.local."); !strings.Contains(r.stdout, myIP) {
+		t.Errorf("after the restart: %s; want %s", r, myIP)
+	}
+	e.must("delete", "svc", "--all")
 }

@@ -166,6 +166,14 @@ func tail(path string) string {
 // the last object leaves the host as it was.
 func WaitGone(l store.Layout, timeout time.Duration) error {
 	paths := l.ServicesOwner()
+	// An owner being started (Ensure holds the start lock until it serves)
+	// is waited for too.
+	if _, err := os.Stat(paths.StartLockFile()); err == nil {
+		start := flock.New(paths.StartLockFile())
+		if err := start.Lock(); err == nil {
+			_ = start.Unlock()
+		}
+	}
 	deadline := time.Now().Add(timeout)
 	for store.OwnerPid(paths) != 0 {
 		if store.HasObjectsForOwner(l) {

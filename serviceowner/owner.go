@@ -173,7 +173,8 @@ func Run(l store.Layout, ready *os.File) error {
 		_ = os.MkdirAll(d, 0o700)
 	}
 	watch()
-	if err := o.sync(ctx, read(l)); err != nil {
+	st := read(l)
+	if err := o.sync(ctx, st); err != nil {
 		return err
 	}
 	if err := store.WriteOwner(paths); err != nil {
@@ -186,6 +187,18 @@ func Run(l store.Layout, ready *os.File) error {
 	tick := time.NewTicker(resyncEvery)
 	defer tick.Stop()
 	for {
+		// Empty already (the last object went while the owner started), or
+		// after a change: exit when it still is under the start lock.
+		if st.empty {
+			if o.exit(ctx) {
+				return nil
+			}
+			// An object came back under the start lock: serve it.
+			st = read(l)
+			if err := o.sync(ctx, st); err != nil {
+				o.log.Error("syncing Services", "err", err)
+			}
+		}
 		select {
 		case ev, ok := <-watcher.Events:
 			if !ok {
@@ -201,9 +214,9 @@ func Run(l store.Layout, ready *os.File) error {
 		case <-tick.C:
 		}
 		watch()
-		st := read(l)
-		if st.empty && o.exit(ctx) {
-			return nil
+		st = read(l)
+		if st.empty {
+			continue
 		}
 		if err := o.sync(ctx, st); err != nil {
 			o.log.Error("syncing Services", "err", err)
