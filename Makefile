@@ -34,16 +34,23 @@ $(BUSYBOX):
 	@mkdir -p $(OUT)
 	tools/busybox-image.sh $(BUSYBOX) busybox:1.28 docker-archive
 
-# example runs the init-container example pod end to end on the local busybox image.
+# example runs the Kubernetes docs' init-container walkthrough as written: the pod
+# waits in Init:0/2 until its two Services exist, then runs.
 example: deps build image
 	./$(BIN) load -i $(BUSYBOX) --tag busybox:1.28
-	./$(BIN) delete myapp-pod --ignore-not-found >/dev/null
-	./$(BIN) apply examples/myapp-pod.yaml --wait --timeout 2m
+	./$(BIN) delete -f examples/services.yaml --ignore-not-found >/dev/null
+	./$(BIN) delete myapp-pod --ignore-not-found --grace-period 1 >/dev/null
+	./$(BIN) apply -f examples/myapp.yaml
+	@for i in $$(seq 1 100); do ./$(BIN) logs myapp-pod -c init-myservice 2>/dev/null | grep -q 'waiting for myservice' && break; sleep 0.2; done
 	./$(BIN) get
-	./$(BIN) logs -c init-myservice
-	./$(BIN) logs -c init-mydb
+	./$(BIN) logs myapp-pod -c init-myservice | tail -n 3
+	./$(BIN) apply -f examples/services.yaml
+	./$(BIN) apply -f examples/myapp.yaml --wait --timeout 1m
+	./$(BIN) get
+	./$(BIN) get svc
 	./$(BIN) logs myapp-pod -c myapp-container
-	./$(BIN) delete myapp-pod
+	./$(BIN) delete -f examples/services.yaml
+	./$(BIN) delete myapp-pod --grace-period 1
 
 vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }

@@ -117,20 +117,25 @@ func (s *Server) Start(addr string) (string, error) {
 			}
 			return "", fmt.Errorf("cluster DNS: listening on tcp %s: %w", bound, err)
 		}
-		udp := &mdns.Server{PacketConn: pc, Handler: s}
-		tcp := &mdns.Server{Listener: ln, Handler: s}
-		started := make(chan struct{}, 2)
-		udp.NotifyStartedFunc = func() { started <- struct{}{} }
-		tcp.NotifyStartedFunc = func() { started <- struct{}{} }
-		s.mu.Lock()
-		s.servers = append(s.servers, udp, tcp)
-		s.mu.Unlock()
-		go func() { _ = udp.ActivateAndServe() }()
-		go func() { _ = tcp.ActivateAndServe() }()
-		<-started
-		<-started
+		s.serve(pc, ln)
 		return bound, nil
 	}
+}
+
+// serve answers on pc and ln until Shutdown.
+func (s *Server) serve(pc net.PacketConn, ln net.Listener) {
+	udp := &mdns.Server{PacketConn: pc, Handler: s}
+	tcp := &mdns.Server{Listener: ln, Handler: s}
+	started := make(chan struct{}, 2)
+	udp.NotifyStartedFunc = func() { started <- struct{}{} }
+	tcp.NotifyStartedFunc = func() { started <- struct{}{} }
+	s.mu.Lock()
+	s.servers = append(s.servers, udp, tcp)
+	s.mu.Unlock()
+	go func() { _ = udp.ActivateAndServe() }()
+	go func() { _ = tcp.ActivateAndServe() }()
+	<-started
+	<-started
 }
 
 // Shutdown stops every listener.

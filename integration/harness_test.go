@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -71,6 +72,8 @@ type env struct {
 	// netns, when set, is a network namespace file podrun runs in (through
 	// nsenter, which keeps the host's /sys and cgroup mounts).
 	netns string
+	// serviceCIDR is the env's Service range (a /24 of PODRUN_TEST_SERVICE_NET).
+	serviceCIDR string
 }
 
 var envCounter atomic.Int32
@@ -94,6 +97,20 @@ var timeoutScale = func() time.Duration {
 	return 1
 }()
 
+// testServiceNet is the /16 the tests carve their Service ranges from
+// (PODRUN_TEST_SERVICE_NET, e.g. "10.221"; never 10.96, the host's default).
+var testServiceNet = func() string {
+	if v := os.Getenv("PODRUN_TEST_SERVICE_NET"); v != "" {
+		return v
+	}
+	if parts := strings.Split(testNet, "."); len(parts) == 2 {
+		if n, err := strconv.Atoi(parts[1]); err == nil && n < 255 {
+			return fmt.Sprintf("%s.%d", parts[0], n+1)
+		}
+	}
+	return "10.199"
+}()
+
 func newEnv(t *testing.T) *env {
 	t.Helper()
 	n := envCounter.Add(1)
@@ -105,6 +122,7 @@ func newEnv(t *testing.T) *env {
 		bridge:       fmt.Sprintf("prit%d-%d", os.Getpid()%10000, n),
 		subnet:       fmt.Sprintf("%s.%d.0/24", testNet, n%250),
 		cgroupParent: fmt.Sprintf("/podrun-it-%d-%d", os.Getpid(), n),
+		serviceCIDR:  fmt.Sprintf("%s.%d.0/24", testServiceNet, n%250),
 	}
 	t.Cleanup(e.cleanup)
 	e.must("load", "-i", testImage, "--tag", "busybox:1.28")
@@ -124,6 +142,7 @@ func (e *env) args(args ...string) []string {
 	return append([]string{
 		"--root", e.root, "--run-root", e.runRoot,
 		"--bridge", e.bridge, "--subnet", e.subnet, "--cgroup-parent", e.cgroupParent,
+		"--service-cidr", e.serviceCIDR,
 	}, args...)
 }
 
@@ -247,6 +266,9 @@ func (e *env) cleanup() {
 	if _, err := os.Stat(e.root); err == nil {
 		if r := e.podrun("delete", "--all", "-A", "--grace-period", "1"); r.code != 0 {
 			t.Errorf("cleanup: delete --all: %s", r)
+		}
+		if r := e.podrun("delete", "svc", "--all", "-A"); r.code != 0 {
+			t.Errorf("cleanup: delete svc --all: %s", r)
 		}
 	}
 	for _, leftover := range e.leftovers() {

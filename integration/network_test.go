@@ -341,13 +341,22 @@ func TestNetworkEtcHostsAndResolvConf(t *testing.T) {
 			hosts: func(ip string) string {
 				return netHostsHeader + ip + "\tweb-1.front.default.svc.cluster.local\tweb-1\n"
 			},
-			resolvConf: func(string) string { return netHostResolvConf(t) },
+			resolvConf: func(string) string { return netClusterResolvConf(t, e) },
 		},
 		{
-			// No cluster DNS: ClusterFirst falls back to the host's servers, as the kubelet does.
+			// ClusterFirst: the cluster DNS (kube-dns, .10 of the service
+			// range), the cluster's search list before the host's, ndots:5.
 			name:       "plain",
 			hostname:   "plain",
 			hosts:      func(ip string) string { return netHostsHeader + ip + "\tplain\n" },
+			resolvConf: func(string) string { return netClusterResolvConf(t, e) },
+		},
+		{
+			// Default: the host's file, as the kubelet gives it.
+			name:       "default",
+			spec:       "\n  dnsPolicy: Default",
+			hostname:   "default",
+			hosts:      func(ip string) string { return netHostsHeader + ip + "\tdefault\n" },
 			resolvConf: func(string) string { return netHostResolvConf(t) },
 		},
 	} {
@@ -503,6 +512,16 @@ func netHostResolvConf(t *testing.T) string {
 		servers = servers[:3]
 	}
 	return search + strings.Join(servers, "") + options
+}
+
+// netClusterResolvConf is the kubelet's resolv.conf for dnsPolicy
+// ClusterFirst in the default namespace with the env's cluster DNS.
+func netClusterResolvConf(t *testing.T, e *env) string {
+	search := "default.svc.cluster.local svc.cluster.local cluster.local"
+	if host := netHostResolvConf(t); strings.HasPrefix(host, "search ") {
+		search += " " + strings.TrimSpace(strings.SplitN(strings.TrimPrefix(host, "search "), "\n", 2)[0])
+	}
+	return "search " + search + "\nnameserver " + strings.TrimSuffix(e.serviceCIDR, "0/24") + "10\noptions ndots:5\n"
 }
 
 // netWideColumn returns a column of the one pod row in `get -o wide` output.

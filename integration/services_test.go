@@ -1,52 +1,16 @@
 package integration
 
 import (
-	"context"
+	"encoding/json"
 	"fmt"
-	"net"
-	"net/netip"
-	"path/filepath"
+	"os"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
-	mdns "github.com/miekg/dns"
-	"github.com/podrun/podrun/dns"
-	"github.com/podrun/podrun/network"
-	"github.com/podrun/podrun/podspec"
-	"github.com/podrun/podrun/services"
 	corev1 "k8s.io/api/core/v1"
-	discoveryv1 "k8s.io/api/discovery/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
 )
-
-// loopbackResolver answers outside.test on 127.0.0.1, standing in for the
-// host's upstream resolver.
-func loopbackResolver(t *testing.T) string {
-	t.Helper()
-	h := mdns.HandlerFunc(func(w mdns.ResponseWriter, r *mdns.Msg) {
-		m := new(mdns.Msg)
-		m.SetReply(r)
-		q := r.Question[0]
-		if q.Name == "outside.test." && q.Qtype == mdns.TypeA {
-			m.Answer = []mdns.RR{&mdns.A{Hdr: mdns.RR_Header{Name: q.Name, Rrtype: mdns.TypeA, Class: mdns.ClassINET, Ttl: 60}, A: net.ParseIP("192.0.2.1")}}
-		} else if q.Name != "outside.test." {
-			m.Rcode = mdns.RcodeNameError
-		}
-		_ = w.WriteMsg(m)
-	})
-	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &mdns.Server{PacketConn: pc, Handler: h}
-	started := make(chan struct{})
-	srv.NotifyStartedFunc = func() { close(started) }
-	go func() { _ = srv.ActivateAndServe() }()
-	<-started
-	t.Cleanup(func() { _ = srv.Shutdown() })
-	return pc.LocalAddr().String()
-}
 
 const webBackend = `
 apiVersion: v1
@@ -59,22 +23,51 @@ spec:
   - name: httpd
     image: busybox:1.28
     ports: [{name: http, containerPort: 8080}]
+    readinessProbe: {exec: {command: ['sh', '-c', 'test ! -f /tmp/unready']}, periodSeconds: 1, timeoutSeconds: 10}
     command: ['sh', '-c', 'mkdir -p /www && hostname > /www/index.html && trap "exit 0" TERM; httpd -f -p 8080 -h /www & wait']
 `
 
-// The Service pieces wired by hand, as the services owner will wire them
-// once the host store exists: real pods, their EndpointSlices, kube-proxy's
-// rules and the cluster DNS on the bridge, reached from a third pod through
-// the kube-dns ClusterIP.
-func TestServicesWiredByHand(t *testing.T) {
-	e := newEnv(t)
-	subnet := netip.MustParsePrefix(e.subnet)
-	gateway := subnet.Addr().Next()
-	third := subnet.Addr().As4()[2]
-	svcCIDR := netip.MustParsePrefix(fmt.Sprintf("10.216.%d.0/24", third))
-	dnsIP := services.DNSServiceIP(svcCIDR)
-	netCfg := network.Config{RunRoot: e.runRoot, StateDir: filepath.Join(e.root, "network"), Bridge: e.bridge, Subnet: e.subnet}
+const servicesManifest = `
+apiVersion: v1
+kind: Service
+metadata: {name: web}
+spec:
+  selector: {app: web}
+  ports: [{name: http, port: 80, targetPort: http}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: db}
+spec:
+  clusterIP: None
+  selector: {app: db}
+  ports: [{name: http, port: 80, targetPort: http}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: myservice}
+spec:
+  ports: [{port: 80, targetPort: 9376}]
+`
 
+func (e *env) service(name string) *corev1.Service {
+	e.t.Helper()
+	r := e.must("get", "svc", name, "-o", "json")
+	var s corev1.Service
+	if err := json.Unmarshal([]byte(r.stdout), &s); err != nil {
+		e.t.Fatalf("decoding service %s: %v\n%s", name, err, r.stdout)
+	}
+	return &s
+}
+
+// Services applied with podrun around real pods: names resolved by the
+// cluster DNS the pods' resolv.conf names, load over both backends of a
+// selector, headless and hostname.subdomain names, a Service without
+// endpoints refused, hairpin, a pod turning unready leaving the endpoints,
+// service environment variables (and enableServiceLinks: false).
+func TestServicesEndToEnd(t *testing.T) {
+	e := newEnv(t)
+	e.apply(servicesManifest)
 	e.apply(fmt.Sprintf(webBackend, "web-1", "web", "web-1", "none")+"---"+
 		fmt.Sprintf(webBackend, "web-2", "web", "web-2", "none")+"---"+
 		fmt.Sprintf(webBackend, "db-0", "db", "db-0", "db")+"---"+`
@@ -82,68 +75,36 @@ apiVersion: v1
 kind: Pod
 metadata: {name: client}
 spec:
-  dnsPolicy: None
-  dnsConfig:
-    nameservers: [`+dnsIP.String()+`]
-    searches: [default.svc.cluster.local, svc.cluster.local, cluster.local]
-    options: [{name: ndots, value: "5"}]
+  containers:
+  - name: c
+    image: busybox:1.28
+    command: `+netIdle+`
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: nolinks}
+spec:
+  enableServiceLinks: false
   containers:
   - name: c
     image: busybox:1.28
     command: `+netIdle+`
 `, "--wait")
-	var pods []*corev1.Pod
-	for _, n := range []string{"web-1", "web-2", "db-0", "client"} {
-		pods = append(pods, e.pod(n))
-	}
-
-	mk := func(name string, mut func(*corev1.Service)) *corev1.Service {
-		s := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: name},
-			Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromString("http")}}}}
-		mut(s)
-		podspec.SetServiceDefaults(s)
-		if errs := podspec.ValidateService(s); len(errs) > 0 {
-			t.Fatal(errs)
-		}
-		return s
-	}
-	svcs := []*corev1.Service{
-		mk("web", func(s *corev1.Service) { s.Spec.Selector = map[string]string{"app": "web"} }),
-		mk("db", func(s *corev1.Service) { s.Spec.Selector = map[string]string{"app": "db"}; s.Spec.ClusterIP = "None" }),
-		mk("myservice", func(s *corev1.Service) { s.Spec.Ports[0].TargetPort = intstr.FromInt32(9376) }),
-	}
-	alloc := services.Allocator{CIDR: svcCIDR, Reserved: []netip.Addr{dnsIP}}
-	for i, s := range svcs {
-		if _, errs := alloc.Allocate(s, svcs[:i]); len(errs) > 0 {
-			t.Fatal(errs)
-		}
-	}
-	var slices []*discoveryv1.EndpointSlice
-	for _, s := range svcs {
-		slices = append(slices, services.EndpointSlices(s, pods)...)
-	}
-	ports := services.ProxyPorts(svcs, slices)
-	for _, proto := range []string{"UDP", "TCP"} {
-		ports = append(ports, network.ServicePort{Namespace: "kube-system", Name: "kube-dns", PortName: "dns-" + strings.ToLower(proto), Protocol: proto,
-			ClusterIP: dnsIP.String(), Port: 53, Endpoints: []network.ServiceEndpoint{{IP: gateway.String(), Port: 53}}})
-	}
-	if err := network.SyncServices(context.Background(), netCfg, ports); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := network.SyncServices(context.Background(), netCfg, nil); err != nil {
-			t.Error(err)
-		}
-	})
-	srv := dns.New(dns.Config{Upstreams: []string{loopbackResolver(t)}, NameserverIP: dnsIP.String()})
-	srv.Update(dns.Snapshot{Namespaces: []string{"default", "kube-system"}, Services: svcs, EndpointSlices: slices})
-	if _, err := srv.Start(net.JoinHostPort(gateway.String(), "53")); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Shutdown() })
-
-	webIP, myIP := svcs[0].Spec.ClusterIP, svcs[2].Spec.ClusterIP
+	db0 := e.pod("db-0")
+	webIP, myIP := e.service("web").Spec.ClusterIP, e.service("myservice").Spec.ClusterIP
 	sh := func(script string) result { return e.podrun("exec", "client", "--", "sh", "-c", script) }
+	// The owner follows the pods' status writes; on a busy host it may
+	// trail `apply --wait` by a moment, as the controllers do on a cluster.
+	shUntil := func(script string, ok func(result) bool) result {
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			r := sh(script)
+			if ok(r) || time.Now().After(deadline) {
+				return r
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
 
 	// busybox's nslookup asks every search domain at once and exits 1 when
 	// one of them is NXDOMAIN (on a cluster too); the answer is what counts.
@@ -152,27 +113,36 @@ spec:
 			t.Errorf("nslookup %s: %s; want %s", name, r, webIP)
 		}
 	}
-	if r := sh("nslookup db-0.db.default.svc.cluster.local"); r.code != 0 || !strings.Contains(r.stdout, pods[2].Status.PodIP) {
-		t.Errorf("hostname.subdomain: %s; want %s", r, pods[2].Status.PodIP)
+	hasDB := func(r result) bool { return strings.Contains(r.stdout, "Address: "+db0.Status.PodIP) }
+	if r := shUntil("nslookup db-0.db.default.svc.cluster.local", hasDB); r.code != 0 || !hasDB(r) {
+		t.Errorf("hostname.subdomain: %s; want %s", r, db0.Status.PodIP)
+	}
+	if r := shUntil("nslookup db.default.svc.cluster.local.", hasDB); !hasDB(r) {
+		t.Errorf("headless: %s; want the pod IP %s", r, db0.Status.PodIP)
 	}
 	if r := sh("nslookup myservice"); !strings.Contains(r.stdout, myIP) {
 		t.Errorf("a Service without a selector resolves: %s; want %s", r, myIP)
-	}
-	if r := sh("nslookup outside.test"); r.code != 0 || !strings.Contains(r.stdout, "192.0.2.1") {
-		t.Errorf("forwarded name: %s", r)
 	}
 	if r := sh("nslookup nothing.default.svc.cluster.local"); r.code == 0 {
 		t.Errorf("an unknown name resolved: %s", r)
 	}
 
+	// Service environment variables of the Services that existed at start.
+	if r := sh("echo $WEB_SERVICE_HOST:$WEB_SERVICE_PORT_HTTP $MYSERVICE_PORT"); strings.TrimSpace(r.stdout) != webIP+":80 tcp://"+myIP+":80" {
+		t.Errorf("service env: %q; want %s:80 tcp://%s:80", r.stdout, webIP, myIP)
+	}
+	if r := e.podrun("exec", "nolinks", "--", "sh", "-c", "env | grep _SERVICE_ || true"); strings.TrimSpace(r.stdout) != "" {
+		t.Errorf("enableServiceLinks false: %q", r.stdout)
+	}
+
 	// nc, not wget: the test image's static busybox wget crashes in glibc's NSS.
 	get := `printf 'GET / HTTP/1.0\r\n\r\n' | nc -w 3 %s 80 | tail -n 1`
-	r := sh(fmt.Sprintf("for i in $(seq 1 30); do "+get+"; done", webIP))
-	if r.code != 0 || !strings.Contains(r.stdout, "web-1") || !strings.Contains(r.stdout, "web-2") {
-		t.Errorf("30 requests to the ClusterIP: %s; want both backends", r)
+	both := func(r result) bool { return strings.Contains(r.stdout, "web-1") && strings.Contains(r.stdout, "web-2") }
+	r := shUntil(fmt.Sprintf("for i in $(seq 1 30); do "+get+"; done", "web"), both)
+	if r.code != 0 || !both(r) {
+		t.Errorf("30 requests to web by name: %s; want both backends", r)
 	}
-	// Refused (the reject's ICMP port unreachable), not a timeout; the
-	// network package's test measures that it comes at once.
+	// Refused (the reject's ICMP port unreachable), not a timeout.
 	r = sh(fmt.Sprintf(get, myIP))
 	if !strings.Contains(r.stderr, "Connection refused") {
 		t.Errorf("no endpoints: %s; want connection refused", r)
@@ -181,19 +151,40 @@ spec:
 	if r := e.podrun("exec", "web-1", "--", "sh", "-c", fmt.Sprintf(strings.Repeat(get+";", 6), webIP, webIP, webIP, webIP, webIP, webIP)); !strings.Contains(r.stdout, "web-") {
 		t.Errorf("hairpin: %s", r)
 	}
+
+	// web-2 turns unready: it leaves the endpoints and gets no more traffic.
+	web1, web2 := e.pod("web-1").Status.PodIP, e.pod("web-2").Status.PodIP
+	if out := e.must("get", "endpoints", "web").stdout; !strings.Contains(out, web1+":8080") || !strings.Contains(out, web2+":8080") {
+		t.Errorf("endpoints: %s; want both pods", out)
+	}
+	e.must("exec", "web-2", "--", "touch", "/tmp/unready")
+	e.waitFor("web-2", 20*time.Second, "unready", func(p *corev1.Pod) bool {
+		return len(p.Status.ContainerStatuses) == 1 && !p.Status.ContainerStatuses[0].Ready
+	})
+	deadline := time.Now().Add(5 * time.Second)
+	for out := ""; ; time.Sleep(50 * time.Millisecond) {
+		out = e.must("get", "endpoints", "web").stdout
+		if !strings.Contains(out, web2) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("web-2 still in the endpoints: %s", out)
+		}
+	}
+	time.Sleep(300 * time.Millisecond) // the owner's sync follows the status write
+	r = sh(fmt.Sprintf("for i in $(seq 1 12); do "+get+"; done", webIP))
+	if strings.Contains(r.stdout, "web-2") || !strings.Contains(r.stdout, "web-1") {
+		t.Errorf("after web-2 turned unready: %s; want web-1 only", r)
+	}
+	e.must("delete", "svc", "web", "db", "myservice")
 }
 
-// Until the host store records Services, a file with one is refused whole
-// (its pods are not run without their Services), after the Service was
-// validated as the API server would.
-func TestApplyRefusesServicesUntilWired(t *testing.T) {
+// A Service the API server would refuse is refused with its messages, and
+// nothing of the file is created.
+func TestApplyRefusesInvalidService(t *testing.T) {
 	e := newEnv(t)
 	pod := "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c, image: busybox:1.28, command: ['true']}]}\n"
-	r := e.podrun("apply", e.manifest(pod+"---\napiVersion: v1\nkind: Service\nmetadata: {name: myservice}\nspec: {ports: [{port: 80, targetPort: 9376}]}\n"))
-	if r.code != 2 || !strings.Contains(r.stderr, `kind Service is not supported yet (service "myservice" is valid`) {
-		t.Errorf("apply with a Service: %s", r)
-	}
-	r = e.podrun("apply", e.manifest(pod+"---\napiVersion: v1\nkind: Service\nmetadata: {name: my_service}\nspec: {ports: [{port: 80, protocol: HTTP}]}\n"))
+	r := e.podrun("apply", e.manifest(pod+"---\napiVersion: v1\nkind: Service\nmetadata: {name: my_service}\nspec: {ports: [{port: 80, protocol: HTTP}]}\n"))
 	if r.code != 2 || !strings.Contains(r.stderr, `service "my_service": metadata.name: Invalid value: "my_service": a DNS-1035 label`) ||
 		!strings.Contains(r.stderr, `spec.ports[0].protocol: Unsupported value: "HTTP"`) {
 		t.Errorf("apply with an invalid Service: %s", r)
@@ -201,4 +192,44 @@ func TestApplyRefusesServicesUntilWired(t *testing.T) {
 	if out := e.must("get").stdout; strings.Contains(out, "p ") {
 		t.Errorf("a pod was created: %s", out)
 	}
+	if out := e.podrun("get", "svc"); strings.TrimSpace(out.stdout) != "" {
+		t.Errorf("a Service was created: %s", out)
+	}
+}
+
+// A crashed services owner is started again by the next command, and the
+// new one answers and keeps the rules: nothing a user must restart.
+func TestServicesOwnerRestartsAfterCrash(t *testing.T) {
+	e := newEnv(t)
+	e.apply(servicesManifest)
+	e.apply(`
+apiVersion: v1
+kind: Pod
+metadata: {name: client}
+spec:
+  containers:
+  - name: c
+    image: busybox:1.28
+    command: `+netIdle+`
+`, "--wait")
+	myIP := e.service("myservice").Spec.ClusterIP
+	pidFile := e.runRoot + "/services/owner.pid"
+	data, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatalf("no services owner: %v", err)
+	}
+	pid := strings.TrimSpace(string(data))
+	if err := syscall.Kill(atoi(t, pid), syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	waitGone(t, pid)
+	e.must("get")
+	data, _ = os.ReadFile(pidFile)
+	if again := strings.TrimSpace(string(data)); again == pid || again == "" {
+		t.Fatalf("the owner was not restarted: pid %q (was %s)", again, pid)
+	}
+	if r := e.podrun("exec", "client", "--", "nslookup", "myservice.default.svc.cluster.local."); !strings.Contains(r.stdout, myIP) {
+		t.Errorf("after the restart: %s; want %s", r, myIP)
+	}
+	e.must("delete", "svc", "--all")
 }

@@ -239,6 +239,10 @@ func (r *podRunner) StopSignal(c *corev1.Container) syscall.Signal {
 // containerd do: command/args with ENTRYPOINT/CMD, env with the image's ENV.
 func (r *podRunner) containerConfig(c *corev1.Container, img *image.Image, id, rootfs, cdir string) (*containerConfig, error) {
 	rt := r.sb.runtimeInfo()
+	if ServiceEnv != nil {
+		// The Services that exist as the container starts (the kubelet's getServiceEnvVarMap).
+		rt.ServiceEnv = ServiceEnv(r.l, r.plan.Pod)
+	}
 	env, err := r.plan.ContainerEnv(c, img.Config.Env, rt)
 	if err != nil {
 		return nil, err

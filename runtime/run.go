@@ -120,3 +120,8 @@ func (sb *sandbox) RefreshVolumes(paths store.PodPaths, plan *podspec.Plan, cms 
 	})
 	return err
 }
+
+// ServiceEnv, when set, returns the service environment variables of a pod's
+// containers (services.EnvVars over the stored Services of its namespace). cmd
+// sets it, so that runtime does not import services.
+var ServiceEnv func(l store.Layout, pod *corev1.Pod) map[string]string

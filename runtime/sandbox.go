@@ -152,7 +152,11 @@ func setupSandbox(ctx context.Context, l store.Layout, paths store.PodPaths, pla
 	if err != nil {
 		return nil, fmt.Errorf("building /etc/hosts: %w", err)
 	}
-	resolv, err := network.ResolvConf(pod)
+	var cluster network.ClusterDNS
+	if l.ClusterDNS != "" {
+		cluster.Servers = []string{l.ClusterDNS}
+	}
+	resolv, err := network.ClusterResolvConf(pod, cluster)
 	if err != nil {
 		return nil, fmt.Errorf("building /etc/resolv.conf: %w", err)
 	}

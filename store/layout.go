@@ -21,6 +21,8 @@ type Layout struct {
 	// Bridge and Subnet configure the pod network (empty means the network package's defaults).
 	Bridge string
 	Subnet string
+	// ClusterDNS is a pod's cluster DNS address (from its record's settings).
+	ClusterDNS string
 }
 
 // Defaults as documented in DESIGN.md.

@@ -42,7 +42,7 @@ type object interface {
 }
 
 // Kinds is the table of object kinds the store keeps besides pods.
-var Kinds = []*Kind{ConfigMapKind, SecretKind}
+var Kinds = []*Kind{ConfigMapKind, SecretKind, ServiceKind}
 
 // ConfigMapKind and SecretKind are the core/v1 kinds pods take data from.
 var (

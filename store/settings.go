@@ -35,6 +35,9 @@ type Settings struct {
 	// SeccompDefault makes RuntimeDefault the seccomp profile of containers
 	// that set none (the kubelet's --seccomp-default).
 	SeccompDefault bool `json:"seccompDefault,omitempty"`
+	// ClusterDNS is the cluster DNS address (the kube-dns ClusterIP) the
+	// pod's resolv.conf names for dnsPolicy ClusterFirst; empty: none.
+	ClusterDNS string `json:"clusterDNS,omitempty"`
 }
 
 // DefaultSyncFrequency is the kubelet's --sync-frequency.
@@ -47,6 +50,6 @@ func (r *Record) PodLayout(l Layout) Layout {
 	if s.Version == 0 {
 		return l
 	}
-	l.CgroupParent, l.CgroupDriver, l.Bridge, l.Subnet = s.CgroupParent, s.CgroupDriver, s.Bridge, s.Subnet
+	l.CgroupParent, l.CgroupDriver, l.Bridge, l.Subnet, l.ClusterDNS = s.CgroupParent, s.CgroupDriver, s.Bridge, s.Subnet, s.ClusterDNS
 	return l
 }

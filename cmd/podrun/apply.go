@@ -12,6 +12,7 @@ import (
 
 	"github.com/podrun/podrun/podspec"
 	"github.com/podrun/podrun/runtime"
+	"github.com/podrun/podrun/serviceowner"
 	"github.com/podrun/podrun/store"
 	"github.com/podrun/podrun/supervisor"
 )
@@ -85,13 +86,6 @@ func runApply(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if len(in.services) > 0 {
-		// Validated as the API server would, but not run yet: Services need
-		// the host store (issue 12). Refuse the files whole rather than run
-		// their pods without their Services.
-		return cli.Exit(fmt.Sprintf("kind Service is not supported yet (service %q is valid; podrun cannot run Services until they have a host store)",
-			in.services[0].Name), exitUsage)
-	}
 	plans := in.plans
 	for _, p := range plans {
 		for _, w := range append(append([]string(nil), p.Warnings...), runtime.Unhonoured(p.Pod)...) {
@@ -151,6 +145,27 @@ func runApply(c *cli.Context) error {
 		return err
 	}
 	opts := supervisor.ApplyOptions{Force: c.Bool("force"), Exe: exe, LogLevel: c.String("log-level"), Settings: podSettings(c)}
+	// The services owner (cluster DNS, Service rules) runs while pods or
+	// Services exist; it is started once they are recorded, even when a
+	// later object fails.
+	ensured := false
+	ensure := func() {
+		if !ensured {
+			ensured = true
+			if err := serviceowner.Ensure(l, exe, c.String("log-level")); err != nil {
+				fmt.Fprintf(os.Stderr, "Warning: %v\n", err)
+			}
+		}
+	}
+	if len(plans) > 0 || len(in.services) > 0 {
+		// Services first, so that the pods' containers see them (env vars).
+		defer func() { ensure() }()
+		set, err := applyServices(c, l, in.services)
+		if err != nil {
+			return err
+		}
+		opts.Settings.ClusterDNS = set.ClusterDNS
+	}
 	var records []*store.Record
 	var pods []*corev1.Pod
 	for _, p := range plans {
@@ -167,6 +182,7 @@ func runApply(c *cli.Context) error {
 	if err := printApplied(output, pods); err != nil {
 		return err
 	}
+	ensure()
 	if !c.Bool("wait") {
 		return nil
 	}

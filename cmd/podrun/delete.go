@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/podrun/podrun/podspec"
+	"github.com/podrun/podrun/serviceowner"
 	"github.com/podrun/podrun/store"
 	"github.com/podrun/podrun/supervisor"
 )
@@ -17,7 +19,7 @@ func deleteCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "delete",
 		Usage:     "stop pods gracefully and release everything they hold",
-		ArgsUsage: "[pod] NAME... | -f FILE|DIR|- | -l SELECTOR | --all [-A]",
+		ArgsUsage: "[pod] NAME... | configmap|secret|svc NAME... | svc --all | -f FILE|DIR|- | -l SELECTOR | --all [-A]",
 		Description: `Examples:
   # Delete a pod, waiting for its grace period
   podrun delete web
@@ -80,6 +82,8 @@ func runDelete(c *cli.Context) error {
 		kind, isObject = store.KindFor(args[0])
 	}
 	switch {
+	case isObject && len(args) == 1 && c.Bool("all"):
+		objects = allObjects(l, kind, ns, c.Bool("all-namespaces"))
 	case isObject:
 		if len(args) < 2 {
 			return usageError("delete %s needs names", args[0])
@@ -173,6 +177,11 @@ func runDelete(c *cli.Context) error {
 			continue
 		}
 		fmt.Printf("%s %q deleted\n", strings.ToLower(o.kind.Name), o.name)
+	}
+	// The last pod or Service gone, the services owner removes the Service
+	// rules and exits; the delete returns once it has.
+	if err := serviceowner.WaitGone(l, 15*time.Second); err != nil {
+		errs = append(errs, err)
 	}
 	if len(errs) > 0 {
 		return failed("%v", errors.Join(errs...))

@@ -25,6 +25,11 @@ func describeCommand() *cli.Command {
   podrun describe pods -l app=web`,
 		Flags: append(filenameFlags("the pods of this manifest"), selectorFlags()...),
 		Action: func(c *cli.Context) error {
+			if args := c.Args().Slice(); len(args) > 0 {
+				if k, ok := store.KindFor(args[0]); ok && k == store.ServiceKind {
+					return describeServices(c, args[1:])
+				}
+			}
 			names := podArgs(c.Args().Slice())
 			for _, f := range c.StringSlice("filename") {
 				m, err := podspec.LoadFile(f)

@@ -30,6 +30,7 @@ func globalFlags() []cli.Flag {
 		&cli.DurationFlag{Name: "crashloop-backoff-initial", Value: supervisor.DefaultBackoffInitial, Usage: "the first restart backoff (the kubelet's is 10s)"},
 		&cli.DurationFlag{Name: "crashloop-backoff-max", Value: supervisor.DefaultBackoffMax, Usage: "the restart backoff cap (the kubelet's is 5m)"},
 		&cli.Int64Flag{Name: "pids-limit", Value: 0, Usage: "pids limit of each pod cgroup (0 = unlimited)"},
+		&cli.StringFlag{Name: "service-cidr", Value: "", Usage: "the Services' ClusterIP range, recorded on first use (default 10.96.0.0/16, or the next /16 of 10.96.0.0/12 clear of the host's routes)", EnvVars: []string{"PODRUN_SERVICE_CIDR"}},
 		&cli.DurationFlag{Name: "sync-frequency", Value: store.DefaultSyncFrequency, Usage: "how often a running pod's configMap and secret volumes are refreshed (the kubelet's --sync-frequency)"},
 		&cli.StringSliceFlag{Name: "allowed-unsafe-sysctls", Usage: "the kubelet's flag: unsafe sysctls or patterns (ending in *) pods may set, comma-separated; others are rejected (SysctlForbidden)"},
 		&cli.StringFlag{Name: "container-log-max-size", Value: "10Mi", Usage: "the size (a quantity: 10Mi, 500Ki) at which a container's log is rotated, as the kubelet's"},

@@ -82,7 +82,11 @@ func apiPod(p *corev1.Pod) *corev1.Pod {
 }
 
 func runGet(c *cli.Context) error {
+	ensureOwner(c)
 	if args := c.Args().Slice(); len(args) > 0 {
+		if isEndpoints(args[0]) {
+			return getEndpoints(c, args[1:])
+		}
 		if k, ok := store.KindFor(args[0]); ok {
 			return getObjects(c, k, args[1:])
 		}

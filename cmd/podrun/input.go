@@ -106,6 +106,9 @@ func loadPlans(l store.Layout, files []string, ns string) (*loaded, error) {
 			for _, s := range m.Secrets {
 				s.Namespace = ns
 			}
+			for _, s := range m.Services {
+				s.Namespace = ns
+			}
 		}
 		// The manifests' own ConfigMaps and Secrets are stored; their pods
 		// also find those the store already has.

@@ -101,6 +101,7 @@ func newApp() *cli.App {
 			versionCommand(),
 			infoCommand(),
 			superviseCommand(),
+			servicesOwnerCommand(),
 			pauseCommand(),
 		},
 	}

@@ -19,6 +19,9 @@ import (
 // getObjects is `get configmaps|secrets [NAME...]`: kubectl's columns
 // (NAME DATA AGE; NAME TYPE DATA AGE for secrets) and its -o formats.
 func getObjects(c *cli.Context, k *store.Kind, names []string) error {
+	if k == store.ServiceKind {
+		return getServices(c, names)
+	}
 	l := layout(c)
 	allNS := c.Bool("all-namespaces")
 	var objs []metav1.Object

@@ -7,6 +7,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/podrun/podrun/cgroups"
+	"github.com/podrun/podrun/runtime"
 	"github.com/podrun/podrun/store"
 	"github.com/podrun/podrun/supervisor"
 )
@@ -34,6 +35,7 @@ func superviseCommand() *cli.Command {
 					slog.Warn("the supervisor stays in the caller's cgroup", "err", err)
 				}
 			}
+			runtime.ServiceEnv = serviceEnv
 			// apply passes the write end of its readiness pipe as fd 3.
 			ready := os.NewFile(3, "ready")
 			return supervisor.Supervise(l, rec, supervisor.SuperviseOptions{Ready: ready})

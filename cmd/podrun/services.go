@@ -1,0 +1,291 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/podrun/podrun/printers"
+	"github.com/podrun/podrun/serviceowner"
+	"github.com/podrun/podrun/services"
+	"github.com/podrun/podrun/store"
+)
+
+// servicesOwnerCommand is the services owner that commands start on demand
+// (serviceowner.Ensure): the cluster DNS and the Service rules of this store.
+func servicesOwnerCommand() *cli.Command {
+	return &cli.Command{
+		Name:   "services-owner",
+		Hidden: true,
+		Action: func(c *cli.Context) error {
+			// Ensure passes the write end of its readiness pipe as fd 3.
+			return serviceowner.Run(layout(c), os.NewFile(3, "ready"))
+		},
+	}
+}
+
+// serviceEnv is the kubelet's service environment of a pod's containers: the
+// Services of its namespace as they are when the container starts.
+func serviceEnv(l store.Layout, pod *corev1.Pod) map[string]string {
+	links := pod.Spec.EnableServiceLinks == nil || *pod.Spec.EnableServiceLinks
+	return services.EnvVars(pod.Namespace, links, l.Services(pod.Namespace))
+}
+
+// applyServices records the host's Service settings (on first use) and
+// stores the manifest's Services with their allocations, as the API server
+// allocates a ClusterIP and node ports on create and keeps them on update.
+func applyServices(c *cli.Context, l store.Layout, svcs []*corev1.Service) (store.ServiceSettings, error) {
+	set, err := serviceowner.Settings(l, c.String("service-cidr"))
+	if err != nil {
+		return set, usageError("%v", err)
+	}
+	if len(svcs) == 0 {
+		return set, nil
+	}
+	alloc, err := serviceowner.Allocator(set)
+	if err != nil {
+		return set, err
+	}
+	unlock, err := serviceowner.AllocationLock(l)
+	if err != nil {
+		return set, err
+	}
+	defer unlock()
+	for _, svc := range svcs {
+		s := svc.DeepCopy()
+		warnings, errs := alloc.Allocate(s, l.Services(""))
+		for _, w := range warnings {
+			fmt.Fprintf(os.Stderr, "Warning: %s\n", w)
+		}
+		if len(errs) > 0 {
+			return set, usageError("Service %q is invalid: %v", s.Name, errs.ToAggregate())
+		}
+		action, err := l.Put(store.ServiceKind, s)
+		if err != nil {
+			return set, err
+		}
+		fmt.Printf("service/%s %s\n", s.Name, action)
+	}
+	return set, nil
+}
+
+// isEndpoints says whether a get argument names Endpoints (kubectl's
+// endpoints, ep).
+func isEndpoints(word string) bool {
+	return word == "endpoints" || word == "ep" || strings.EqualFold(word, "Endpoints")
+}
+
+// allObjects names every stored object of a kind (delete svc --all).
+func allObjects(l store.Layout, k *store.Kind, ns string, allNS bool) []objectName {
+	if allNS {
+		ns = ""
+	}
+	list, _ := l.List(k, ns)
+	var out []objectName
+	for _, o := range list {
+		out = append(out, objectName{k, o.GetNamespace(), o.GetName()})
+	}
+	return out
+}
+
+// podsOf returns the pods of the store as the EndpointSlice controller sees them.
+func podsOf(l store.Layout) []*corev1.Pod {
+	recs, _ := store.ListPods(l, "")
+	var pods []*corev1.Pod
+	for _, r := range recs {
+		if r.Broken == nil {
+			pods = append(pods, r.View())
+		}
+	}
+	return pods
+}
+
+// listServices returns the named Services, or every Service of the scope.
+func listServices(c *cli.Context, l store.Layout, names []string) ([]*corev1.Service, error) {
+	if len(names) == 0 {
+		ns := namespace(c)
+		if c.Bool("all-namespaces") {
+			ns = ""
+		}
+		return l.Services(ns), nil
+	}
+	var out []*corev1.Service
+	for _, n := range names {
+		o, err := l.Get(store.ServiceKind, namespace(c), n)
+		if err != nil {
+			return nil, failed("%v", err)
+		}
+		out = append(out, o.(*corev1.Service))
+	}
+	return out, nil
+}
+
+func noResources(c *cli.Context) {
+	if c.Bool("all-namespaces") {
+		fmt.Fprintln(os.Stderr, "No resources found")
+	} else {
+		fmt.Fprintf(os.Stderr, "No resources found in %s namespace.\n", namespace(c))
+	}
+}
+
+// getServices is `get svc|services|service [NAME...]` with kubectl's columns.
+func getServices(c *cli.Context, names []string) error {
+	l := layout(c)
+	svcs, err := listServices(c, l, names)
+	if err != nil {
+		return err
+	}
+	switch out := c.String("output"); out {
+	case "", "wide":
+		if len(svcs) == 0 {
+			noResources(c)
+			return nil
+		}
+		wide, allNS := out == "wide", c.Bool("all-namespaces")
+		header := []string{"NAME", "TYPE", "CLUSTER-IP", "EXTERNAL-IP", "PORT(S)", "AGE"}
+		if wide {
+			header = append(header, "SELECTOR")
+		}
+		if allNS {
+			header = append([]string{"NAMESPACE"}, header...)
+		}
+		w := printers.NewTabWriter(os.Stdout)
+		fmt.Fprintln(w, strings.Join(header, "\t"))
+		for _, s := range svcs {
+			row := printers.ServiceRow(s, wide, time.Now())
+			if allNS {
+				row = append([]string{s.Namespace}, row...)
+			}
+			fmt.Fprintln(w, strings.Join(row, "\t"))
+		}
+		return w.Flush()
+	case "name":
+		for _, s := range svcs {
+			fmt.Printf("service/%s\n", s.Name)
+		}
+		return nil
+	case "json", "yaml":
+		var items []any
+		for _, s := range svcs {
+			o := s.DeepCopy()
+			o.APIVersion, o.Kind = "v1", "Service"
+			items = append(items, o)
+		}
+		return printObject(out, items, len(names) == 1)
+	default:
+		return usageError("--output %q: want wide, json, yaml or name", out)
+	}
+}
+
+// getEndpoints is `get endpoints|ep [NAME...]`: the Endpoints the endpoints
+// controller keeps for the Services with a selector.
+func getEndpoints(c *cli.Context, names []string) error {
+	l := layout(c)
+	svcs, err := listServices(c, l, names)
+	if err != nil {
+		return err
+	}
+	pods := podsOf(l)
+	var eps []*corev1.Endpoints
+	for _, s := range svcs {
+		if s.Spec.Selector == nil {
+			if len(names) > 0 {
+				return failed("endpoints %q not found in namespace %q", s.Name, s.Namespace)
+			}
+			continue // nobody keeps Endpoints for a Service without a selector
+		}
+		ep := services.LegacyEndpoints(s, pods)
+		ep.CreationTimestamp = s.CreationTimestamp
+		eps = append(eps, ep)
+	}
+	switch out := c.String("output"); out {
+	case "", "wide":
+		if len(eps) == 0 {
+			noResources(c)
+			return nil
+		}
+		allNS := c.Bool("all-namespaces")
+		header := []string{"NAME", "ENDPOINTS", "AGE"}
+		if allNS {
+			header = append([]string{"NAMESPACE"}, header...)
+		}
+		w := printers.NewTabWriter(os.Stdout)
+		fmt.Fprintln(w, strings.Join(header, "\t"))
+		for _, ep := range eps {
+			row := printers.EndpointsRow(ep, time.Now())
+			if allNS {
+				row = append([]string{ep.Namespace}, row...)
+			}
+			fmt.Fprintln(w, strings.Join(row, "\t"))
+		}
+		return w.Flush()
+	case "name":
+		for _, ep := range eps {
+			fmt.Printf("endpoints/%s\n", ep.Name)
+		}
+		return nil
+	case "json", "yaml":
+		var items []any
+		for _, ep := range eps {
+			o := ep.DeepCopy()
+			o.APIVersion, o.Kind = "v1", "Endpoints"
+			items = append(items, o)
+		}
+		return printObject(out, items, len(names) == 1)
+	default:
+		return usageError("--output %q: want wide, json, yaml or name", out)
+	}
+}
+
+func printObject(format string, items []any, single bool) error {
+	var obj any = map[string]any{"apiVersion": "v1", "kind": "List", "items": items}
+	if single && len(items) == 1 {
+		obj = items[0]
+	}
+	if format == "json" {
+		enc := json.NewEncoder(os.Stdout)
+		enc.SetIndent("", "    ")
+		return enc.Encode(obj)
+	}
+	data, err := yaml.Marshal(obj)
+	if err != nil {
+		return err
+	}
+	_, err = os.Stdout.Write(data)
+	return err
+}
+
+// describeServices is `describe svc NAME...`.
+func describeServices(c *cli.Context, names []string) error {
+	l := layout(c)
+	svcs, err := listServices(c, l, names)
+	if err != nil {
+		return err
+	}
+	pods := podsOf(l)
+	for i, s := range svcs {
+		if i > 0 {
+			os.Stdout.WriteString("\n\n")
+		}
+		printers.DescribeService(os.Stdout, s, services.EndpointSlices(s, pods))
+	}
+	return nil
+}
+
+// ensureOwner restarts the services owner after a crash, as any verb that
+// reads the store does; a failure is only a warning.
+func ensureOwner(c *cli.Context) {
+	exe, err := os.Executable()
+	if err != nil {
+		return
+	}
+	if err := serviceowner.Ensure(layout(c), exe, c.String("log-level")); err != nil {
+		fmt.Fprintf(os.Stderr, "Warning: %v\n", err)
+	}
+}

@@ -1,0 +1,262 @@
+// Package serviceowner is the services owner: the one process per host store
+// that does the control plane's and the node's Service work while any pod or
+// Service exists. It serves the cluster DNS on the pod bridge's gateway behind
+// the kube-dns ClusterIP, watches the store, and on every change computes the
+// EndpointSlices (the EndpointSlice controller), the data plane's ports
+// (kube-proxy) and the DNS snapshot (CoreDNS's kubernetes plugin). Commands
+// start it on demand (Ensure) as they start pod supervisors; it exits, after
+// removing the Service rules, once the last pod and Service are gone.
+package serviceowner
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+	"github.com/gofrs/flock"
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+
+	"github.com/podrun/podrun/dns"
+	"github.com/podrun/podrun/network"
+	"github.com/podrun/podrun/services"
+	"github.com/podrun/podrun/store"
+)
+
+// resyncEvery is the level-triggered fallback: the owner recomputes this
+// often even when no change was seen (kube-proxy's --iptables-sync-period
+// plays the same part).
+const resyncEvery = 10 * time.Second
+
+// state is what the owner computes from the store in one pass.
+type state struct {
+	services []*corev1.Service
+	pods     []*corev1.Pod
+	slices   []*discoveryv1.EndpointSlice
+	empty    bool
+}
+
+func read(l store.Layout) state {
+	var st state
+	st.services = l.Services("")
+	recs, _ := store.ListPods(l, "")
+	for _, r := range recs {
+		if r.Broken != nil {
+			continue
+		}
+		st.pods = append(st.pods, r.View())
+	}
+	st.empty = len(st.services) == 0 && len(recs) == 0
+	for _, s := range st.services {
+		st.slices = append(st.slices, services.EndpointSlices(s, st.pods)...)
+	}
+	return st
+}
+
+// Owner is a running services owner.
+type Owner struct {
+	l       store.Layout
+	set     store.ServiceSettings
+	net     network.Config
+	dnsIP   netip.Addr
+	gateway netip.Addr
+	srv     *dns.Server
+	log     *slog.Logger
+}
+
+// kubeDNSPorts are the kube-dns Service's ports: the cluster DNS IP's port 53
+// (UDP and TCP) forwarded to the server on the gateway.
+func (o *Owner) kubeDNSPorts() []network.ServicePort {
+	var out []network.ServicePort
+	for _, proto := range []string{"UDP", "TCP"} {
+		out = append(out, network.ServicePort{Namespace: "kube-system", Name: "kube-dns", PortName: "dns-" + strings.ToLower(proto), Protocol: proto,
+			ClusterIP: o.dnsIP.String(), Port: 53, Endpoints: []network.ServiceEndpoint{{IP: o.gateway.String(), Port: 53}}})
+	}
+	return out
+}
+
+// sync makes the rules and the DNS snapshot match st.
+func (o *Owner) sync(ctx context.Context, st state) error {
+	ports := append(services.ProxyPorts(st.services, st.slices), o.kubeDNSPorts()...)
+	if err := network.SyncServices(ctx, o.net, ports); err != nil {
+		return err
+	}
+	nss := map[string]bool{"default": true, "kube-system": true}
+	for _, s := range st.services {
+		nss[s.Namespace] = true
+	}
+	for _, p := range st.pods {
+		nss[p.Namespace] = true
+	}
+	var list []string
+	for ns := range nss {
+		list = append(list, ns)
+	}
+	sort.Strings(list)
+	o.srv.Update(dns.Snapshot{Namespaces: list, Services: st.services, EndpointSlices: st.slices})
+	return nil
+}
+
+// Run is the body of the hidden `podrun services-owner` command. ready is
+// written to and closed once the cluster DNS answers and the rules are in
+// place.
+func Run(l store.Layout, ready *os.File) error {
+	paths := l.ServicesOwner()
+	if err := os.MkdirAll(paths.Dir, 0o700); err != nil {
+		return err
+	}
+	// One owner at a time: a new one waits for the one that is exiting.
+	lock := flock.New(paths.LockFile())
+	if err := lock.Lock(); err != nil {
+		return fmt.Errorf("locking the services owner: %w", err)
+	}
+	defer lock.Unlock()
+	set, err := l.ReadServiceSettings()
+	if err != nil {
+		return fmt.Errorf("reading the service settings: %w", err)
+	}
+	o := &Owner{l: l, set: set, log: slog.New(slog.NewTextHandler(os.Stderr, nil))}
+	o.net = network.Config{RunRoot: l.RunRoot, StateDir: l.NetworkDir(), Bridge: set.Bridge, Subnet: set.Subnet}
+	if o.gateway, err = o.net.Gateway(); err != nil {
+		return err
+	}
+	if o.dnsIP, err = netip.ParseAddr(set.ClusterDNS); err != nil {
+		return fmt.Errorf("the recorded cluster DNS address: %w", err)
+	}
+	hostConf, err := network.HostResolvConf()
+	if err != nil {
+		return err
+	}
+	upstreams, err := dns.UpstreamsFromResolvConf(hostConf, o.dnsIP.String(), o.gateway.String())
+	if err != nil {
+		o.log.Warn("no upstream resolvers: names outside the cluster domain fail", "err", err)
+	}
+	o.srv = dns.New(dns.Config{Upstreams: upstreams, NameserverIP: o.dnsIP.String()})
+	if err := o.srv.StartFreeBind(net.JoinHostPort(o.gateway.String(), "53")); err != nil {
+		return err
+	}
+	defer o.srv.Shutdown()
+	ctx := context.Background()
+
+	watcher, err := fsnotify.NewWatcher()
+	if err != nil {
+		return err
+	}
+	defer watcher.Close()
+	watched := map[string]bool{}
+	watch := func() {
+		dirs := []string{l.PodsDir(), l.ObjectsDir()}
+		more, _ := filepath.Glob(filepath.Join(l.PodsDir(), "*"))
+		dirs = append(dirs, more...)
+		more, _ = filepath.Glob(filepath.Join(l.ObjectsDir(), "*"))
+		dirs = append(dirs, more...)
+		more, _ = filepath.Glob(filepath.Join(l.ObjectsDir(), "*", "services"))
+		dirs = append(dirs, more...)
+		for _, d := range dirs {
+			if fi, err := os.Stat(d); err != nil || !fi.IsDir() || watched[d] {
+				continue
+			}
+			if err := watcher.Add(d); err == nil {
+				watched[d] = true
+			}
+		}
+	}
+	for _, d := range []string{l.PodsDir(), l.ObjectsDir()} {
+		_ = os.MkdirAll(d, 0o700)
+	}
+	watch()
+	st := read(l)
+	if err := o.sync(ctx, st); err != nil {
+		return err
+	}
+	if err := store.WriteOwner(paths); err != nil {
+		return err
+	}
+	if ready != nil {
+		_, _ = ready.Write([]byte("ok\n"))
+		_ = ready.Close()
+	}
+	tick := time.NewTicker(resyncEvery)
+	defer tick.Stop()
+	for {
+		// Empty already (the last object went while the owner started), or
+		// after a change: exit when it still is under the start lock.
+		if st.empty {
+			if o.exit(ctx) {
+				return nil
+			}
+			// An object came back under the start lock: serve it.
+			st = read(l)
+			if err := o.sync(ctx, st); err != nil {
+				o.log.Error("syncing Services", "err", err)
+			}
+		}
+		select {
+		case ev, ok := <-watcher.Events:
+			if !ok {
+				return nil
+			}
+			if ev.Op&fsnotify.Remove != 0 {
+				delete(watched, ev.Name)
+			}
+			// Gather the burst of writes one change makes.
+			drain(watcher, 20*time.Millisecond)
+		case err := <-watcher.Errors:
+			o.log.Warn("watching the store", "err", err)
+		case <-tick.C:
+		}
+		watch()
+		st = read(l)
+		if st.empty {
+			continue
+		}
+		if err := o.sync(ctx, st); err != nil {
+			o.log.Error("syncing Services", "err", err)
+		}
+	}
+}
+
+func drain(w *fsnotify.Watcher, quiet time.Duration) {
+	t := time.NewTimer(quiet)
+	defer t.Stop()
+	for {
+		select {
+		case _, ok := <-w.Events:
+			if !ok {
+				return
+			}
+			t.Reset(quiet)
+		case <-t.C:
+			return
+		}
+	}
+}
+
+// exit ends the owner when the store is still empty under the start lock (so
+// that a command recording a new object either is seen here or finds no
+// owner and starts one): the Service rules go, then the owner's record.
+func (o *Owner) exit(ctx context.Context) bool {
+	paths := o.l.ServicesOwner()
+	start := flock.New(paths.StartLockFile())
+	if err := start.Lock(); err != nil {
+		return false
+	}
+	defer start.Unlock()
+	if !read(o.l).empty {
+		return false
+	}
+	if err := network.SyncServices(ctx, o.net, nil); err != nil {
+		o.log.Error("removing the Service rules", "err", err)
+	}
+	_ = o.srv.Shutdown()
+	store.RemoveOwner(paths)
+	return true
+}

@@ -1,0 +1,144 @@
+package store
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// ServiceKind is core/v1 Service: a host-wide object whose allocations
+// (ClusterIP, node ports) are part of the stored object, so that they stay
+// the same when the Service is applied again.
+var ServiceKind = &Kind{
+	Name: "Service", Plural: "services", Aliases: []string{"service", "svc"},
+	newObject: func() object { return &corev1.Service{} },
+	same: func(a, b object) bool {
+		x, y := a.(*corev1.Service), b.(*corev1.Service)
+		return reflect.DeepEqual(x.Spec, y.Spec) && sameMeta(x, y)
+	},
+	immutable: func(object) bool { return false },
+}
+
+// Services returns the stored Services of a namespace ("" = every namespace),
+// sorted by namespace and name.
+func (l Layout) Services(namespace string) []*corev1.Service {
+	objs, _ := l.List(ServiceKind, namespace)
+	out := make([]*corev1.Service, 0, len(objs))
+	for _, o := range objs {
+		out = append(out, o.(*corev1.Service))
+	}
+	return out
+}
+
+// ServiceSettings are the host's Service settings, recorded when the first
+// pod or Service is applied: the service range, the cluster DNS address in
+// it, and the pod network the cluster DNS serves on.
+type ServiceSettings struct {
+	Version     int    `json:"version"`
+	ServiceCIDR string `json:"serviceCIDR"`
+	ClusterDNS  string `json:"clusterDNS"`
+	Bridge      string `json:"bridge,omitempty"`
+	Subnet      string `json:"subnet,omitempty"`
+}
+
+// ServicesDir holds the recorded Service settings and the services owner's log.
+func (l Layout) ServicesDir() string { return filepath.Join(l.Root, "services") }
+
+func (l Layout) serviceSettingsFile() string {
+	return filepath.Join(l.ServicesDir(), "settings.json")
+}
+
+// ReadServiceSettings returns the recorded settings; fs.ErrNotExist before
+// the first record.
+func (l Layout) ReadServiceSettings() (ServiceSettings, error) {
+	var s ServiceSettings
+	err := ReadJSON(l.serviceSettingsFile(), &s)
+	return s, err
+}
+
+// WriteServiceSettings records the settings.
+func (l Layout) WriteServiceSettings(s ServiceSettings) error {
+	if err := os.MkdirAll(l.ServicesDir(), 0o700); err != nil {
+		return err
+	}
+	s.Version = 1
+	return WriteJSON(l.serviceSettingsFile(), s)
+}
+
+// OwnerPaths are the services owner's process files under the run root: the
+// lock it holds for its life, its pid and start time, and the start lock that
+// a command starting it and the owner deciding to exit both take.
+type OwnerPaths struct{ Dir string }
+
+// ServicesOwner returns the services owner's paths.
+func (l Layout) ServicesOwner() OwnerPaths {
+	return OwnerPaths{Dir: filepath.Join(l.RunRoot, "services")}
+}
+
+func (o OwnerPaths) LockFile() string      { return filepath.Join(o.Dir, "owner.lock") }
+func (o OwnerPaths) StartLockFile() string { return filepath.Join(o.Dir, "start.lock") }
+func (o OwnerPaths) PidFile() string       { return filepath.Join(o.Dir, "owner.pid") }
+func (o OwnerPaths) StartTimeFile() string { return filepath.Join(o.Dir, "owner.start") }
+
+// WriteOwner records the calling process as the services owner.
+func WriteOwner(o OwnerPaths) error {
+	start, err := ProcessStartTime(os.Getpid())
+	if err != nil {
+		return err
+	}
+	if err := writeFileAtomic(o.StartTimeFile(), []byte(strconv.FormatUint(start, 10))); err != nil {
+		return err
+	}
+	return writeFileAtomic(o.PidFile(), []byte(strconv.Itoa(os.Getpid())))
+}
+
+// RemoveOwner forgets the recorded owner.
+func RemoveOwner(o OwnerPaths) {
+	_ = os.Remove(o.PidFile())
+	_ = os.Remove(o.StartTimeFile())
+}
+
+// OwnerPid returns the pid of the services owner when it is alive, else 0
+// (the recorded pid runs with the recorded start time).
+func OwnerPid(o OwnerPaths) int {
+	data, err := os.ReadFile(o.PidFile())
+	if err != nil {
+		return 0
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	if err != nil || pid <= 0 {
+		return 0
+	}
+	data, err = os.ReadFile(o.StartTimeFile())
+	if err != nil {
+		return 0
+	}
+	want, err := strconv.ParseUint(strings.TrimSpace(string(data)), 10, 64)
+	if err != nil {
+		return 0
+	}
+	if got, err := ProcessStartTime(pid); err != nil || got != want {
+		return 0
+	}
+	return pid
+}
+
+// HasObjectsForOwner reports whether any pod record or Service exists: the
+// services owner runs while one does.
+func HasObjectsForOwner(l Layout) bool {
+	if entries, err := os.ReadDir(l.PodsDir()); err == nil {
+		for _, e := range entries {
+			if e.IsDir() && !strings.HasPrefix(e.Name(), ".") {
+				return true
+			}
+		}
+	}
+	objs, err := l.List(ServiceKind, "")
+	return (err == nil || errors.Is(err, fs.ErrNotExist)) && len(objs) > 0
+}
