@@ -3,6 +3,8 @@ package integration
 import (
 	"encoding/json"
 	"fmt"
+	"io"
+	"net"
 	"os"
 	"strings"
 	"syscall"
@@ -232,4 +234,46 @@ spec:
 		t.Errorf("after the restart: %s; want %s", r, myIP)
 	}
 	e.must("delete", "svc", "--all")
+}
+
+// A NodePort Service answers on the host's 127.0.0.1 at its node port.
+func TestServiceNodePortFromHost(t *testing.T) {
+	e := newEnv(t)
+	e.apply(`
+apiVersion: v1
+kind: Service
+metadata: {name: web}
+spec:
+  type: NodePort
+  selector: {app: web}
+  ports: [{name: http, port: 80, targetPort: http}]
+---`+fmt.Sprintf(webBackend, "web-1", "web", "web-1", "none"), "--wait")
+	svc := e.service("web")
+	np := svc.Spec.Ports[0].NodePort
+	if np < 30000 || np > 32767 {
+		t.Fatalf("node port %d", np)
+	}
+	if out := e.must("get", "svc", "web").stdout; !strings.Contains(out, fmt.Sprintf("80:%d/TCP", np)) {
+		t.Errorf("get svc: %s", out)
+	}
+	var body string
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		conn, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", np), 3*time.Second)
+		if err == nil {
+			_ = conn.SetDeadline(time.Now().Add(3 * time.Second))
+			fmt.Fprintf(conn, "GET / HTTP/1.0\r\n\r\n")
+			data, _ := io.ReadAll(conn)
+			conn.Close()
+			body = string(data)
+		}
+		if strings.Contains(body, "web-1") || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if !strings.Contains(body, "web-1") {
+		t.Errorf("127.0.0.1:%d answered %q; want web-1", np, body)
+	}
+	e.must("delete", "svc", "web")
 }
