@@ -300,7 +300,7 @@ metadata: {name: steps}
 spec:
   restartPolicy: Never
   initContainers: [{name: init, image: busybox:1.28, command: ['sleep', '1']}]
-  containers: [{name: app, image: busybox:1.28, command: ['sleep', '1']}]
+  containers: [{name: app, image: busybox:1.28, command: ['sleep', '3']}]
 `))
 	lines := w.waitLines(t, time.Minute, "Completed", func(l []string) bool {
 		return len(l) > 0 && strings.Contains(l[len(l)-1], "Completed")

@@ -72,6 +72,12 @@ func TestWalkthrough(t *testing.T) {
 		}
 		ips[f[0]] = f[2]
 	}
+	// kubectl's get all: the pod, a blank line, the Services, names with their kinds.
+	all := strings.Split(e.must("get", "all").stdout, "\n\n")
+	if len(all) != 2 || !strings.Contains(all[0], "pod/myapp-pod") || !strings.Contains(all[0], "Running") ||
+		!strings.Contains(all[1], "service/myservice") || !strings.Contains(all[1], "service/mydb") || !strings.Contains(all[1], ips["mydb"]) {
+		t.Errorf("get all: %q", all)
+	}
 	// Applied again, the Services keep their addresses.
 	if r := e.must("apply", "-f", filepath.Join("..", "examples", "services.yaml")); !strings.Contains(r.stdout, "service/myservice unchanged") {
 		t.Errorf("re-apply: %s", r)

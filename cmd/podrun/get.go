@@ -94,6 +94,11 @@ func runGet(c *cli.Context) error {
 	switch c.Args().First() {
 	case "events", "event", "ev":
 		return runEvents(c) // get events: the same table as podrun events
+	case "all":
+		if c.NArg() > 1 {
+			return usageError("get all takes no names")
+		}
+		return getAll(c)
 	}
 	l := layout(c)
 	names := podArgs(c.Args().Slice())

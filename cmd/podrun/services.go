@@ -289,3 +289,63 @@ func ensureOwner(c *cli.Context) {
 		fmt.Fprintf(os.Stderr, "Warning: %v\n", err)
 	}
 }
+
+// getAll is kubectl's `get all` for the kinds podrun has: the pods, then the
+// Services, each table's names prefixed with the kind ("pod/web",
+// "service/db") and a blank line between the tables, as kubectl prints them.
+func getAll(c *cli.Context) error {
+	if out := c.String("output"); out != "" && out != "wide" {
+		return usageError("get all: --output %q: podrun prints get all as tables (wide or the default)", out)
+	}
+	l := layout(c)
+	wide, allNS := c.String("output") == "wide", c.Bool("all-namespaces")
+	scope := namespace(c)
+	if allNS {
+		scope = ""
+	}
+	recs, err := store.ListPods(l, scope)
+	if err != nil {
+		return err
+	}
+	var pods []*corev1.Pod
+	for _, r := range recs {
+		p := r.View().DeepCopy()
+		p.Name = "pod/" + p.Name
+		pods = append(pods, p)
+	}
+	svcs := l.Services(scope)
+	if len(pods) == 0 && len(svcs) == 0 {
+		noResources(c)
+		return nil
+	}
+	now := time.Now()
+	if len(pods) > 0 {
+		if err := printers.PrintTableWith(os.Stdout, pods, printers.TableOptions{Wide: wide, AllNamespaces: allNS}, now); err != nil {
+			return err
+		}
+	}
+	if len(svcs) == 0 {
+		return nil
+	}
+	if len(pods) > 0 {
+		fmt.Println()
+	}
+	header := []string{"NAME", "TYPE", "CLUSTER-IP", "EXTERNAL-IP", "PORT(S)", "AGE"}
+	if wide {
+		header = append(header, "SELECTOR")
+	}
+	if allNS {
+		header = append([]string{"NAMESPACE"}, header...)
+	}
+	w := printers.NewTabWriter(os.Stdout)
+	fmt.Fprintln(w, strings.Join(header, "\t"))
+	for _, s := range svcs {
+		row := printers.ServiceRow(s, wide, now)
+		row[0] = "service/" + row[0]
+		if allNS {
+			row = append([]string{s.Namespace}, row...)
+		}
+		fmt.Fprintln(w, strings.Join(row, "\t"))
+	}
+	return w.Flush()
+}

@@ -15,6 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/util/jsonpath"
 
+	"github.com/podrun/podrun/serviceowner"
 	"github.com/podrun/podrun/store"
 )
 
@@ -443,10 +444,27 @@ func runWait(c *cli.Context) error {
 			return waitEnded(ctx, c.Duration("timeout"), recs, l)
 		}
 	}
+	if cond.kind == "delete" {
+		// The last pod gone, the services owner removes the Service rules and
+		// exits (as delete waits for): --for=delete returns when nothing of the
+		// pods is left on the host.
+		left := time.Until(deadlineOf(ctx))
+		if err := serviceowner.WaitGone(l, left); err != nil {
+			return cli.Exit("error: timed out waiting for the condition: "+err.Error(), exitTimeout)
+		}
+	}
 	if failures > 0 {
 		return cli.Exit("", exitFailed)
 	}
 	return nil
+}
+
+// deadlineOf is ctx's deadline, or a minute from now for a wait without one.
+func deadlineOf(ctx context.Context) time.Time {
+	if d, ok := ctx.Deadline(); ok {
+		return d
+	}
+	return time.Now().Add(time.Minute)
 }
 
 // toUnstructured is the object as jsonpath sees it in kubectl: its JSON form.
