@@ -80,6 +80,10 @@ spec:
 	if !strings.Contains(got, "/dev/pts/") || !strings.Contains(got, "30 100") {
 		t.Fatalf("exec -it printed %q, want a terminal of 30 rows and 100 columns", got)
 	}
+	// The caller's terminal is raw: lines must come with their \r, or they staircase.
+	if !strings.Contains(got, "30 100\r\n") {
+		t.Fatalf("exec -it printed %q: lines end without \\r on a raw terminal", got)
+	}
 	// A container that is not running.
 	if r := e.podrun("exec", "shell", "-c", "nope", "--", "true"); r.code != 2 {
 		t.Fatalf("exec in an unknown container: %s", r)

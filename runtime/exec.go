@@ -96,10 +96,15 @@ func execTTY(lc *libcontainer.Container, ps processSpec, args []string, opts Exe
 		return 0, fmt.Errorf("receiving the terminal: %w", err)
 	}
 	defer master.Close()
-	// As runc does: the caller's terminal turns \n into \r\n, not this one too.
-	if t, err := unix.IoctlGetTermios(int(master.Fd()), unix.TCGETS); err == nil {
-		t.Oflag &^= unix.ONLCR
-		_ = unix.IoctlSetTermios(int(master.Fd()), unix.TCSETS, t)
+	// The caller's terminal is made raw below, so it no longer turns \n into
+	// \r\n: the container's terminal must, as a kubelet's does for kubectl exec
+	// -it (its default termios). Only output that goes to no terminal drops the
+	// \r, as runc does for a detached console.
+	if !isTerm {
+		if t, err := unix.IoctlGetTermios(int(master.Fd()), unix.TCGETS); err == nil {
+			t.Oflag &^= unix.ONLCR
+			_ = unix.IoctlSetTermios(int(master.Fd()), unix.TCSETS, t)
+		}
 	}
 	if isTerm {
 		if old, err := term.MakeRaw(int(host.Fd())); err == nil {
