@@ -22,8 +22,21 @@ func inNetNS(t *testing.T, path string, f func()) {
 	go func() {
 		defer close(done)
 		gort.LockOSThread()
-		// The thread is left locked on purpose: it exits with the goroutine
-		// instead of going back to the pool inside the namespace.
+		// The thread goes back to the pool only once it is back in its own
+		// namespace; otherwise it stays locked and exits with the goroutine. (Had
+		// it stayed in the namespace on the main thread, which Go never ends, the
+		// whole process would show that namespace in /proc/self/ns/net.)
+		orig, err := netns.Get()
+		if err != nil {
+			t.Errorf("the thread's own network namespace: %v", err)
+			return
+		}
+		defer func() {
+			if netns.Set(orig) == nil {
+				gort.UnlockOSThread()
+			}
+			orig.Close()
+		}()
 		ns, err := netns.GetFromPath(path)
 		if err != nil {
 			t.Errorf("opening %s: %v", path, err)

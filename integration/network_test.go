@@ -408,12 +408,8 @@ spec:
 	if got := strings.TrimSpace(e.must("exec", "hostnet", "--", "sh", "-c", "echo $POD_IP").stdout); got != p.Status.HostIP {
 		t.Errorf("POD_IP %q, want the host's %q", got, p.Status.HostIP)
 	}
-	hostNS, err := os.Readlink("/proc/self/ns/net")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := strings.TrimSpace(e.must("exec", "hostnet", "--", "readlink", "/proc/self/ns/net").stdout); got != hostNS {
-		t.Errorf("container network namespace %s, want the host's %s", got, hostNS)
+	if got := strings.TrimSpace(e.must("exec", "hostnet", "--", "readlink", "/proc/self/ns/net").stdout); got != hostNetNS {
+		t.Errorf("container network namespace %s, want the host's %s (the tests' own)", got, hostNetNS)
 	}
 	links := e.must("exec", "hostnet", "--", "cat", "/proc/net/dev").stdout
 	if ifname := netDefaultRouteLink(t); !strings.Contains(links, " "+ifname+":") {
@@ -749,3 +745,10 @@ func netTableExists(t *testing.T, name string) bool {
 	}
 	return false
 }
+
+// hostNetNS is the network namespace the tests (and the podrun they run) start
+// in, read before any test enters another namespace on one of its threads.
+var hostNetNS = func() string {
+	ns, _ := os.Readlink("/proc/self/ns/net")
+	return ns
+}()
