@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -51,7 +52,7 @@ func newPodWatch(l store.Layout) (*podWatch, error) {
 	}
 	entries, _ := os.ReadDir(dir)
 	for _, e := range entries {
-		if e.IsDir() {
+		if e.IsDir() && !strings.HasPrefix(e.Name(), ".") {
 			_ = w.Add(filepath.Join(dir, e.Name()))
 		}
 	}
@@ -70,8 +71,12 @@ func (pw *podWatch) loop() {
 			parent := filepath.Dir(ev.Name)
 			switch {
 			case parent == pw.dir:
-				if ev.Has(fsnotify.Create) {
-					_ = pw.w.Add(ev.Name) // a new pod record
+				// A new pod record. The store writes it whole in a dot-directory
+				// and renames it into place: watching the dot-directory would
+				// leave inotify's one watch of that inode under the old name,
+				// and the record's later changes would not be seen.
+				if ev.Has(fsnotify.Create) && !strings.HasPrefix(filepath.Base(ev.Name), ".") {
+					_ = pw.w.Add(ev.Name)
 				}
 			case !recordFiles[filepath.Base(ev.Name)]:
 				continue
