@@ -147,24 +147,7 @@ func getServices(c *cli.Context, names []string) error {
 			noResources(c)
 			return nil
 		}
-		wide, allNS := out == "wide", c.Bool("all-namespaces")
-		header := []string{"NAME", "TYPE", "CLUSTER-IP", "EXTERNAL-IP", "PORT(S)", "AGE"}
-		if wide {
-			header = append(header, "SELECTOR")
-		}
-		if allNS {
-			header = append([]string{"NAMESPACE"}, header...)
-		}
-		w := printers.NewTabWriter(os.Stdout)
-		fmt.Fprintln(w, strings.Join(header, "\t"))
-		for _, s := range svcs {
-			row := printers.ServiceRow(s, wide, time.Now())
-			if allNS {
-				row = append([]string{s.Namespace}, row...)
-			}
-			fmt.Fprintln(w, strings.Join(row, "\t"))
-		}
-		return w.Flush()
+		return printServiceTable(svcs, out == "wide", c.Bool("all-namespaces"), "", time.Now())
 	case "name":
 		for _, s := range svcs {
 			fmt.Printf("service/%s\n", s.Name)
@@ -330,6 +313,12 @@ func getAll(c *cli.Context) error {
 	if len(pods) > 0 {
 		fmt.Println()
 	}
+	return printServiceTable(svcs, wide, allNS, "service/", now)
+}
+
+// printServiceTable prints kubectl's Service table; prefix goes before each
+// name ("service/" in get all).
+func printServiceTable(svcs []*corev1.Service, wide, allNS bool, prefix string, now time.Time) error {
 	header := []string{"NAME", "TYPE", "CLUSTER-IP", "EXTERNAL-IP", "PORT(S)", "AGE"}
 	if wide {
 		header = append(header, "SELECTOR")
@@ -341,7 +330,7 @@ func getAll(c *cli.Context) error {
 	fmt.Fprintln(w, strings.Join(header, "\t"))
 	for _, s := range svcs {
 		row := printers.ServiceRow(s, wide, now)
-		row[0] = "service/" + row[0]
+		row[0] = prefix + row[0]
 		if allNS {
 			row = append([]string{s.Namespace}, row...)
 		}
