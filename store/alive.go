@@ -55,7 +55,13 @@ func WriteSupervisor(paths PodPaths) error {
 // 0: the recorded pid runs and started when the recorded supervisor did, as
 // runc's hasInit decides. Asking creates and locks nothing.
 func SupervisorPid(paths PodPaths) int {
-	data, err := os.ReadFile(paths.PidFile())
+	return livePid(paths.PidFile(), paths.StartTimeFile())
+}
+
+// livePid is the pid recorded in pidFile when that process runs and started
+// at the time recorded in startFile (runc's hasInit), else 0.
+func livePid(pidFile, startFile string) int {
+	data, err := os.ReadFile(pidFile)
 	if err != nil {
 		return 0
 	}
@@ -63,7 +69,7 @@ func SupervisorPid(paths PodPaths) int {
 	if err != nil || pid <= 0 {
 		return 0
 	}
-	data, err = os.ReadFile(paths.StartTimeFile())
+	data, err = os.ReadFile(startFile)
 	if err != nil {
 		return 0
 	}

@@ -107,26 +107,7 @@ func RemoveOwner(o OwnerPaths) {
 // OwnerPid returns the pid of the services owner when it is alive, else 0
 // (the recorded pid runs with the recorded start time).
 func OwnerPid(o OwnerPaths) int {
-	data, err := os.ReadFile(o.PidFile())
-	if err != nil {
-		return 0
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
-	if err != nil || pid <= 0 {
-		return 0
-	}
-	data, err = os.ReadFile(o.StartTimeFile())
-	if err != nil {
-		return 0
-	}
-	want, err := strconv.ParseUint(strings.TrimSpace(string(data)), 10, 64)
-	if err != nil {
-		return 0
-	}
-	if got, err := ProcessStartTime(pid); err != nil || got != want {
-		return 0
-	}
-	return pid
+	return livePid(o.PidFile(), o.StartTimeFile())
 }
 
 // HasObjectsForOwner reports whether any pod record or Service exists: the
