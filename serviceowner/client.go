@@ -3,18 +3,15 @@ package serviceowner
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"net/netip"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
-	"syscall"
 	"time"
 
 	"github.com/gofrs/flock"
 
+	"github.com/podrun/podrun/internal/ownerproc"
 	"github.com/podrun/podrun/network"
 	"github.com/podrun/podrun/services"
 	"github.com/podrun/podrun/store"
@@ -82,107 +79,43 @@ func AllocationLock(l store.Layout) (unlock func(), err error) {
 	return func() { _ = f.Unlock() }, nil
 }
 
+// process is the services owner as an on-demand process of the store.
+func process(l store.Layout, logLevel string) ownerproc.Process {
+	args := []string{"--root", l.Root, "--run-root", l.RunRoot}
+	if logLevel != "" {
+		args = append(args, "--log-level", logLevel)
+	}
+	return ownerproc.Process{
+		Paths: l.ServicesOwner(), What: "the services owner",
+		Needed: func() bool {
+			if !store.HasObjectsForOwner(l) {
+				return false
+			}
+			_, err := l.ReadServiceSettings() // else nothing was applied by a podrun that records them
+			return err == nil
+		},
+		Args:    append(args, "services-owner"),
+		LogPath: filepath.Join(l.ServicesDir(), "owner.log"),
+	}
+}
+
 // Ensure starts the services owner when a pod or Service exists and no
 // owner runs (none yet, or the last one crashed), and waits until it
 // serves. exe is this binary, re-executed as `exe --root R --run-root RR
 // services-owner`.
 func Ensure(l store.Layout, exe, logLevel string) error {
-	paths := l.ServicesOwner()
-	if store.OwnerPid(paths) != 0 {
+	if store.OwnerPid(l.ServicesOwner()) != 0 {
 		return nil
-	}
-	if err := os.MkdirAll(paths.Dir, 0o700); err != nil {
-		return err
-	}
-	start := flock.New(paths.StartLockFile())
-	if err := start.Lock(); err != nil {
-		return err
-	}
-	defer start.Unlock()
-	if store.OwnerPid(paths) != 0 || !store.HasObjectsForOwner(l) {
-		return nil
-	}
-	if _, err := l.ReadServiceSettings(); err != nil {
-		return nil // nothing was applied by a podrun that records them
 	}
 	if err := os.MkdirAll(l.ServicesDir(), 0o700); err != nil {
 		return err
 	}
-	logPath := filepath.Join(l.ServicesDir(), "owner.log")
-	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return err
-	}
-	defer logf.Close()
-	r, w, err := os.Pipe()
-	if err != nil {
-		return err
-	}
-	defer r.Close()
-	args := []string{"--root", l.Root, "--run-root", l.RunRoot}
-	if logLevel != "" {
-		args = append(args, "--log-level", logLevel)
-	}
-	cmd := exec.Command(exe, append(args, "services-owner")...)
-	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.ExtraFiles = []*os.File{w}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	cmd.Dir = "/"
-	if err := cmd.Start(); err != nil {
-		w.Close()
-		return fmt.Errorf("starting the services owner: %w", err)
-	}
-	w.Close()
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	got := make(chan string, 1)
-	go func() {
-		b, _ := io.ReadAll(io.LimitReader(r, 64))
-		got <- string(b)
-	}()
-	select {
-	case s := <-got:
-		if strings.HasPrefix(s, "ok") {
-			return nil
-		}
-		err := <-exited
-		return fmt.Errorf("the services owner exited (%v): %s", err, tail(logPath))
-	case <-time.After(30 * time.Second):
-		_ = cmd.Process.Kill()
-		return fmt.Errorf("the services owner did not start within 30s: %s", tail(logPath))
-	}
-}
-
-func tail(path string) string {
-	data, _ := os.ReadFile(path)
-	if len(data) > 2048 {
-		data = data[len(data)-2048:]
-	}
-	return strings.TrimSpace(string(data))
+	return process(l, logLevel).Ensure(exe)
 }
 
 // WaitGone waits, once no pod or Service is left, until the services owner
 // has removed the Service rules and exited, so that the command that deleted
 // the last object leaves the host as it was.
 func WaitGone(l store.Layout, timeout time.Duration) error {
-	paths := l.ServicesOwner()
-	// An owner being started (Ensure holds the start lock until it serves)
-	// is waited for too.
-	if _, err := os.Stat(paths.StartLockFile()); err == nil {
-		start := flock.New(paths.StartLockFile())
-		if err := start.Lock(); err == nil {
-			_ = start.Unlock()
-		}
-	}
-	deadline := time.Now().Add(timeout)
-	for store.OwnerPid(paths) != 0 {
-		if store.HasObjectsForOwner(l) {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("the services owner (pid %d) did not exit within %s after the last pod and Service were deleted", store.OwnerPid(paths), timeout)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return nil
+	return process(l, "").WaitGone(timeout)
 }

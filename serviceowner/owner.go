@@ -21,7 +21,6 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
-	"github.com/gofrs/flock"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 
@@ -109,16 +108,12 @@ func (o *Owner) sync(ctx context.Context, st state) error {
 // written to and closed once the cluster DNS answers and the rules are in
 // place.
 func Run(l store.Layout, ready *os.File) error {
-	paths := l.ServicesOwner()
-	if err := os.MkdirAll(paths.Dir, 0o700); err != nil {
+	// One owner at a time: a new one waits for the one that is exiting.
+	release, err := process(l, "").Hold()
+	if err != nil {
 		return err
 	}
-	// One owner at a time: a new one waits for the one that is exiting.
-	lock := flock.New(paths.LockFile())
-	if err := lock.Lock(); err != nil {
-		return fmt.Errorf("locking the services owner: %w", err)
-	}
-	defer lock.Unlock()
+	defer release()
 	set, err := l.ReadServiceSettings()
 	if err != nil {
 		return fmt.Errorf("reading the service settings: %w", err)
@@ -177,12 +172,8 @@ func Run(l store.Layout, ready *os.File) error {
 	if err := o.sync(ctx, st); err != nil {
 		return err
 	}
-	if err := store.WriteOwner(paths); err != nil {
+	if err := process(l, "").Serving(ready); err != nil {
 		return err
-	}
-	if ready != nil {
-		_, _ = ready.Write([]byte("ok\n"))
-		_ = ready.Close()
 	}
 	tick := time.NewTicker(resyncEvery)
 	defer tick.Stop()
@@ -244,19 +235,10 @@ func drain(w *fsnotify.Watcher, quiet time.Duration) {
 // that a command recording a new object either is seen here or finds no
 // owner and starts one): the Service rules go, then the owner's record.
 func (o *Owner) exit(ctx context.Context) bool {
-	paths := o.l.ServicesOwner()
-	start := flock.New(paths.StartLockFile())
-	if err := start.Lock(); err != nil {
-		return false
-	}
-	defer start.Unlock()
-	if !read(o.l).empty {
-		return false
-	}
-	if err := network.SyncServices(ctx, o.net, nil); err != nil {
-		o.log.Error("removing the Service rules", "err", err)
-	}
-	_ = o.srv.Shutdown()
-	store.RemoveOwner(paths)
-	return true
+	return process(o.l, "").ExitIfIdle(func() {
+		if err := network.SyncServices(ctx, o.net, nil); err != nil {
+			o.log.Error("removing the Service rules", "err", err)
+		}
+		_ = o.srv.Shutdown()
+	})
 }

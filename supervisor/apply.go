@@ -1,17 +1,12 @@
 package supervisor
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
-	"strings"
-	"syscall"
 	"time"
 
 	"github.com/google/uuid"
@@ -22,6 +17,7 @@ import (
 
 	"github.com/podrun/podrun/image"
 	"github.com/podrun/podrun/internal/errdefs"
+	"github.com/podrun/podrun/internal/ownerproc"
 	"github.com/podrun/podrun/podspec"
 	"github.com/podrun/podrun/runtime"
 	"github.com/podrun/podrun/store"
@@ -211,16 +207,6 @@ func revive(l store.Layout, rec *store.Record, opts ApplyOptions) error {
 // startSupervisor starts the pod's supervisor detached in its own session and
 // waits until it says it owns the pod.
 func startSupervisor(l store.Layout, rec *store.Record, opts ApplyOptions) error {
-	logf, err := os.OpenFile(rec.Paths.SupervisorLog(), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return err
-	}
-	defer logf.Close()
-	r, w, err := os.Pipe()
-	if err != nil {
-		return err
-	}
-	defer r.Close()
 	// The pod's settings are in its record: the supervisor needs only where
 	// the records are and the pod's UID.
 	args := []string{"--root", l.Root, "--run-root", l.RunRoot}
@@ -228,43 +214,5 @@ func startSupervisor(l store.Layout, rec *store.Record, opts ApplyOptions) error
 		args = append(args, "--log-level", opts.LogLevel)
 	}
 	args = append(args, "supervise", string(rec.Pod.UID))
-	cmd := exec.Command(opts.Exe, args...)
-	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.ExtraFiles = []*os.File{w}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	cmd.Dir = "/"
-	if err := cmd.Start(); err != nil {
-		w.Close()
-		return err
-	}
-	w.Close()
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	got := make(chan string, 1)
-	go func() {
-		b, _ := io.ReadAll(io.LimitReader(r, 64))
-		got <- string(b)
-	}()
-	select {
-	case s := <-got:
-		if strings.HasPrefix(s, "ok") {
-			return nil
-		}
-		err := <-exited
-		return fmt.Errorf("supervisor exited (%v): %s", err, tailFile(rec.Paths.SupervisorLog(), 2048))
-	case <-time.After(60 * time.Second):
-		_ = cmd.Process.Kill()
-		return fmt.Errorf("supervisor did not start within 60s: %s", tailFile(rec.Paths.SupervisorLog(), 2048))
-	}
-}
-
-func tailFile(path string, n int64) string {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return ""
-	}
-	if int64(len(data)) > n {
-		data = data[int64(len(data))-n:]
-	}
-	return string(bytes.TrimSpace(data))
+	return ownerproc.Spawn(opts.Exe, args, rec.Paths.SupervisorLog(), "the supervisor", 60*time.Second)
 }

@@ -1,0 +1,202 @@
+// Package ownerproc is the process kit of podrun's on-demand helper
+// processes (the pod supervisors, the services owner, the workload
+// controllers): start one detached in its own session with a readiness pipe
+// (Spawn), start it only when needed and none is alive, under a start lock
+// (Ensure), hold its lock and record it once it serves (Hold, Serving), and
+// exit only when it is still idle under that start lock (ExitIfIdle), so a
+// command recording a new object either is seen by the exiting process or
+// finds none and starts another.
+package ownerproc
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/gofrs/flock"
+
+	"github.com/podrun/podrun/store"
+)
+
+// Spawn starts exe with args detached in its own session, stdout and stderr
+// appended to logPath, and waits until it writes "ok" on the readiness pipe
+// it gets as fd 3. what names it in errors ("the services owner").
+func Spawn(exe string, args []string, logPath, what string, timeout time.Duration) error {
+	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	defer logf.Close()
+	r, w, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	cmd := exec.Command(exe, args...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.ExtraFiles = []*os.File{w}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	cmd.Dir = "/"
+	if err := cmd.Start(); err != nil {
+		w.Close()
+		return fmt.Errorf("starting %s: %w", what, err)
+	}
+	w.Close()
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	got := make(chan string, 1)
+	go func() {
+		b, _ := io.ReadAll(io.LimitReader(r, 64))
+		got <- string(b)
+	}()
+	select {
+	case s := <-got:
+		if strings.HasPrefix(s, "ok") {
+			return nil
+		}
+		err := <-exited
+		return fmt.Errorf("%s exited (%v): %s", what, err, Tail(logPath, 2048))
+	case <-time.After(timeout):
+		_ = cmd.Process.Kill()
+		return fmt.Errorf("%s did not start within %s: %s", what, timeout, Tail(logPath, 2048))
+	}
+}
+
+// Ready tells the command that spawned this process that it serves.
+func Ready(ready *os.File) {
+	if ready != nil {
+		_, _ = ready.Write([]byte("ok\n"))
+		_ = ready.Close()
+	}
+}
+
+// Tail is the last n bytes of a log file, for error messages.
+func Tail(path string, n int64) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	if int64(len(data)) > n {
+		data = data[int64(len(data))-n:]
+	}
+	return string(bytes.TrimSpace(data))
+}
+
+// Process is one on-demand helper process of a store: where its files are,
+// what it is called, and how it is started.
+type Process struct {
+	Paths store.OwnerPaths
+	What  string // "the services owner"
+	// Needed reports whether the process has work (objects exist).
+	Needed func() bool
+	// Args are its arguments after the binary (--root R --run-root RR verb).
+	Args    []string
+	LogPath string
+	Timeout time.Duration
+}
+
+// startLock takes the start lock that a command starting the process and the
+// process deciding to exit both take.
+func (p Process) startLock() (*flock.Flock, error) {
+	if err := os.MkdirAll(p.Paths.Dir, 0o700); err != nil {
+		return nil, err
+	}
+	start := flock.New(p.Paths.StartLockFile())
+	if err := start.Lock(); err != nil {
+		return nil, err
+	}
+	return start, nil
+}
+
+// Ensure starts the process when it is needed and none is alive (none yet,
+// or the last one crashed), and waits until it serves. exe is this binary.
+func (p Process) Ensure(exe string) error {
+	if store.OwnerPid(p.Paths) != 0 {
+		return nil
+	}
+	start, err := p.startLock()
+	if err != nil {
+		return err
+	}
+	defer start.Unlock()
+	if store.OwnerPid(p.Paths) != 0 || !p.Needed() {
+		return nil
+	}
+	timeout := p.Timeout
+	if timeout == 0 {
+		timeout = 30 * time.Second
+	}
+	return Spawn(exe, p.Args, p.LogPath, p.What, timeout)
+}
+
+// Hold takes the lock the process holds for its life: a new one waits for
+// the one that is exiting.
+func (p Process) Hold() (release func(), err error) {
+	if err := os.MkdirAll(p.Paths.Dir, 0o700); err != nil {
+		return nil, err
+	}
+	lock := flock.New(p.Paths.LockFile())
+	if err := lock.Lock(); err != nil {
+		return nil, fmt.Errorf("locking %s: %w", p.What, err)
+	}
+	return func() { _ = lock.Unlock() }, nil
+}
+
+// Serving records the calling process (pid and start time) and tells the
+// command that spawned it that it serves.
+func (p Process) Serving(ready *os.File) error {
+	if err := store.WriteOwner(p.Paths); err != nil {
+		return err
+	}
+	Ready(ready)
+	return nil
+}
+
+// ExitIfIdle decides, under the start lock, whether the process exits: when
+// it is still not needed, cleanup runs and the process's record goes, and it
+// reports true; a command that recorded an object meanwhile is seen here, or
+// finds no live process afterwards and starts one.
+func (p Process) ExitIfIdle(cleanup func()) bool {
+	start, err := p.startLock()
+	if err != nil {
+		return false
+	}
+	defer start.Unlock()
+	if p.Needed() {
+		return false
+	}
+	if cleanup != nil {
+		cleanup()
+	}
+	store.RemoveOwner(p.Paths)
+	return true
+}
+
+// WaitGone waits, once the process is no longer needed, until it has exited,
+// so that the command that deleted the last object leaves the host as it was.
+func (p Process) WaitGone(timeout time.Duration) error {
+	// A process being started (Ensure holds the start lock until it serves)
+	// is waited for too.
+	if _, err := os.Stat(p.Paths.StartLockFile()); err == nil {
+		start := flock.New(p.Paths.StartLockFile())
+		if err := start.Lock(); err == nil {
+			_ = start.Unlock()
+		}
+	}
+	deadline := time.Now().Add(timeout)
+	for store.OwnerPid(p.Paths) != 0 {
+		if p.Needed() {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s (pid %d) did not exit within %s after its last object was deleted", p.What, store.OwnerPid(p.Paths), timeout)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return nil
+}
