@@ -14,6 +14,7 @@ import (
 	"strings"
 	"unicode"
 
+	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -30,6 +31,9 @@ type Manifest struct {
 	ConfigMaps []*corev1.ConfigMap
 	Secrets    []*corev1.Secret
 	Services   []*corev1.Service // decoded and defaulted (SetServiceDefaults)
+	// Workloads are the Deployments, ReplicaSets and DaemonSets, decoded and
+	// defaulted with their templates (validated by Plans).
+	Workloads []*Workload
 	// Origins[i] tells where Pods[i] came from, so that errors name the
 	// paths the user wrote (a Job's pod lives under spec.template).
 	Origins []Origin
@@ -54,11 +58,13 @@ type Origin struct {
 	Job *batchv1.Job
 	// InitFromAnnotation names the pre-1.8 annotation that became spec.initContainers.
 	InitFromAnnotation string
+	// Template says the pod is the spec.template of a workload object.
+	Template bool
 }
 
 // SourcePath turns a field path of the pod into the path the user wrote.
 func (o Origin) SourcePath(p string) string {
-	if o.Job == nil {
+	if o.Job == nil && !o.Template {
 		return o.Prefix + p
 	}
 	switch {
@@ -81,6 +87,12 @@ func init() {
 	}
 	if err := batchv1.AddToScheme(scheme); err != nil {
 		panic(err)
+	}
+	if err := appsv1.AddToScheme(scheme); err != nil {
+		panic(err)
+	}
+	for k, v := range workloadKinds {
+		kinds[k] = v
 	}
 	// The API server's strict field validation: unknown and duplicate fields
 	// are errors, field names are case-sensitive.

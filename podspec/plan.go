@@ -64,6 +64,13 @@ func (m *Manifest) Plans() ([]*Plan, error) {
 			errs = append(errs, &ValidationError{File: m.Source, Kind: "service", Name: svc.Name, Errors: fe})
 		}
 	}
+	for _, w := range m.Workloads {
+		kind := strings.ToLower(w.Kind)
+		fe := append(workloadErrors(w), duplicate(kind, w.Object.GetNamespace(), w.Object.GetName())...)
+		if len(fe) > 0 {
+			errs = append(errs, &ValidationError{File: m.Source, Kind: kind, Name: w.Object.GetName(), Errors: fe})
+		}
+	}
 	var plans []*Plan
 	for i, pod := range m.Pods {
 		origin := Origin{Kind: "Pod"}

@@ -20,11 +20,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fsnotify/fsnotify"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 
 	"github.com/podrun/podrun/dns"
+	"github.com/podrun/podrun/internal/ownerproc"
 	"github.com/podrun/podrun/network"
 	"github.com/podrun/podrun/services"
 	"github.com/podrun/podrun/store"
@@ -141,33 +141,22 @@ func Run(l store.Layout, ready *os.File) error {
 	defer o.srv.Shutdown()
 	ctx := context.Background()
 
-	watcher, err := fsnotify.NewWatcher()
-	if err != nil {
-		return err
+	for _, d := range []string{l.PodsDir(), l.ObjectsDir()} {
+		_ = os.MkdirAll(d, 0o700)
 	}
-	defer watcher.Close()
-	watched := map[string]bool{}
-	watch := func() {
+	watcher, err := ownerproc.NewWatcher(func() []string {
 		dirs := []string{l.PodsDir(), l.ObjectsDir()}
 		more, _ := filepath.Glob(filepath.Join(l.PodsDir(), "*"))
 		dirs = append(dirs, more...)
 		more, _ = filepath.Glob(filepath.Join(l.ObjectsDir(), "*"))
 		dirs = append(dirs, more...)
 		more, _ = filepath.Glob(filepath.Join(l.ObjectsDir(), "*", "services"))
-		dirs = append(dirs, more...)
-		for _, d := range dirs {
-			if fi, err := os.Stat(d); err != nil || !fi.IsDir() || watched[d] {
-				continue
-			}
-			if err := watcher.Add(d); err == nil {
-				watched[d] = true
-			}
-		}
+		return append(dirs, more...)
+	})
+	if err != nil {
+		return err
 	}
-	for _, d := range []string{l.PodsDir(), l.ObjectsDir()} {
-		_ = os.MkdirAll(d, 0o700)
-	}
-	watch()
+	defer watcher.Close()
 	st := read(l)
 	if err := o.sync(ctx, st); err != nil {
 		return err
@@ -175,8 +164,6 @@ func Run(l store.Layout, ready *os.File) error {
 	if err := process(l, "").Serving(ready); err != nil {
 		return err
 	}
-	tick := time.NewTicker(resyncEvery)
-	defer tick.Stop()
 	for {
 		// Empty already (the last object went while the owner started), or
 		// after a change: exit when it still is under the start lock.
@@ -190,43 +177,15 @@ func Run(l store.Layout, ready *os.File) error {
 				o.log.Error("syncing Services", "err", err)
 			}
 		}
-		select {
-		case ev, ok := <-watcher.Events:
-			if !ok {
-				return nil
-			}
-			if ev.Op&fsnotify.Remove != 0 {
-				delete(watched, ev.Name)
-			}
-			// Gather the burst of writes one change makes.
-			drain(watcher, 20*time.Millisecond)
-		case err := <-watcher.Errors:
-			o.log.Warn("watching the store", "err", err)
-		case <-tick.C:
+		if !watcher.Wait(resyncEvery, func(err error) { o.log.Warn("watching the store", "err", err) }) {
+			return nil
 		}
-		watch()
 		st = read(l)
 		if st.empty {
 			continue
 		}
 		if err := o.sync(ctx, st); err != nil {
 			o.log.Error("syncing Services", "err", err)
-		}
-	}
-}
-
-func drain(w *fsnotify.Watcher, quiet time.Duration) {
-	t := time.NewTimer(quiet)
-	defer t.Stop()
-	for {
-		select {
-		case _, ok := <-w.Events:
-			if !ok {
-				return
-			}
-			t.Reset(quiet)
-		case <-t.C:
-			return
 		}
 	}
 }

@@ -34,6 +34,30 @@ type Kind struct {
 	same func(a, b object) bool
 	// immutable reports whether an object may not change any more.
 	immutable func(o object) bool
+	// Group and Version are the kind's API group ("" for core) and version.
+	Group, Version string
+	// update, when set, carries over from the stored object what an apply
+	// does not set (the status the controllers wrote) and bumps the
+	// generation when the spec changed, as the API server's update strategy
+	// of the kind does.
+	update func(old, obj object)
+}
+
+// APIVersion is the kind's apiVersion ("v1", "apps/v1").
+func (k *Kind) APIVersion() string {
+	if k.Group == "" {
+		return "v1"
+	}
+	return k.Group + "/" + k.Version
+}
+
+// Resource is kubectl's name of the kind in its output: "configmap",
+// "deployment.apps" (kubectl apply's "deployment.apps/web created").
+func (k *Kind) Resource() string {
+	if k.Group == "" {
+		return strings.ToLower(k.Name)
+	}
+	return strings.ToLower(k.Name) + "." + k.Group
 }
 
 // object is what the store needs of an API object.
@@ -42,7 +66,7 @@ type object interface {
 }
 
 // Kinds is the table of object kinds the store keeps besides pods.
-var Kinds = []*Kind{ConfigMapKind, SecretKind, ServiceKind}
+var Kinds = []*Kind{ConfigMapKind, SecretKind, ServiceKind, DeploymentKind, ReplicaSetKind, DaemonSetKind}
 
 // ConfigMapKind and SecretKind are the core/v1 kinds pods take data from.
 var (
@@ -95,6 +119,9 @@ type objectRecord struct {
 	Version int             `json:"version"`
 	Kind    string          `json:"kind"`
 	Object  json.RawMessage `json:"object"`
+	// Settings are the host settings of the pods a workload object makes
+	// (those of the command that applied it), as a pod's record keeps its own.
+	Settings *Settings `json:"settings,omitempty"`
 }
 
 // ObjectsDir holds the host-wide objects: <root>/objects/<namespace>/<plural>/<name>.json.
@@ -132,6 +159,12 @@ func (l Layout) readObject(k *Kind, path string) (object, error) {
 // Put creates or updates an object under its name's reservation and says
 // what it did as kubectl apply does: "created", "configured" or "unchanged".
 func (l Layout) Put(k *Kind, obj object) (string, error) {
+	return l.PutWithSettings(k, obj, nil)
+}
+
+// PutWithSettings is Put that also records the host settings of the pods
+// the object makes (a workload); nil keeps those recorded before.
+func (l Layout) PutWithSettings(k *Kind, obj object, settings *Settings) (string, error) {
 	lock, err := l.LockName(obj.GetNamespace(), k.Plural, obj.GetName())
 	if err != nil {
 		return "", err
@@ -139,6 +172,11 @@ func (l Layout) Put(k *Kind, obj object) (string, error) {
 	defer lock.Unlock()
 	path := l.objectPath(k, obj.GetNamespace(), obj.GetName())
 	action := "created"
+	var prev objectRecord
+	_ = ReadJSON(path, &prev)
+	if settings == nil {
+		settings = prev.Settings
+	}
 	old, err := l.readObject(k, path)
 	switch {
 	case err == nil && old.GetName() == obj.GetName():
@@ -150,6 +188,9 @@ func (l Layout) Put(k *Kind, obj object) (string, error) {
 		}
 		obj.SetUID(old.GetUID())
 		obj.SetCreationTimestamp(old.GetCreationTimestamp())
+		if k.update != nil {
+			k.update(old, obj)
+		}
 		action = "configured"
 	case err != nil && !errors.Is(err, fs.ErrNotExist):
 		// A record that cannot be read is replaced by the new one.
@@ -157,19 +198,64 @@ func (l Layout) Put(k *Kind, obj object) (string, error) {
 	if action == "created" {
 		obj.SetUID(types.UID(uuid.NewString()))
 		obj.SetCreationTimestamp(metav1.Now())
+		if k.update != nil {
+			obj.SetGeneration(1)
+		}
 	}
+	return action, l.writeObject(k, path, obj, settings)
+}
+
+func (l Layout) writeObject(k *Kind, path string, obj object, settings *Settings) error {
 	data, err := json.Marshal(obj)
 	if err != nil {
-		return "", err
+		return err
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return "", err
+		return err
 	}
-	if err := WriteJSON(path, objectRecord{Version: objectVersion, Kind: k.Name, Object: data}); err != nil {
-		return "", fmt.Errorf("storing %s %s/%s: %w", k.Name, obj.GetNamespace(), obj.GetName(), err)
+	if err := WriteJSON(path, objectRecord{Version: objectVersion, Kind: k.Name, Object: data, Settings: settings}); err != nil {
+		return fmt.Errorf("storing %s %s/%s: %w", k.Name, obj.GetNamespace(), obj.GetName(), err)
 	}
-	return action, nil
+	return nil
 }
+
+// Update changes a stored object under its name's reservation: change gets
+// the object as stored and edits it in place (a controller's status, `scale`'s
+// replicas); its error leaves the object as it was. The recorded settings stay.
+func (l Layout) Update(k *Kind, namespace, name string, change func(obj object) error) error {
+	lock, err := l.LockName(namespace, k.Plural, name)
+	if err != nil {
+		return err
+	}
+	defer lock.Unlock()
+	obj, err := l.Get(k, namespace, name)
+	if err != nil {
+		return err
+	}
+	path := l.objectPath(k, namespace, name)
+	var prev objectRecord
+	_ = ReadJSON(path, &prev)
+	if err := change(obj); err != nil {
+		return err
+	}
+	return l.writeObject(k, path, obj, prev.Settings)
+}
+
+// ObjectSettings returns the host settings recorded with an object (nil when
+// none were).
+func (l Layout) ObjectSettings(k *Kind, namespace, name string) *Settings {
+	var rec objectRecord
+	if err := ReadJSON(l.objectPath(k, namespace, name), &rec); err != nil {
+		return nil
+	}
+	return rec.Settings
+}
+
+// Object is an API object the store keeps (metav1.Object).
+type Object = object
+
+// NewObject returns an empty object of the kind.
+func (k *Kind) NewObject() Object { return k.newObject() }
 
 // Get returns one object, or an error of class not found.
 func (l Layout) Get(k *Kind, namespace, name string) (object, error) {

@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/fsnotify/fsnotify"
 	"github.com/gofrs/flock"
 
 	"github.com/podrun/podrun/store"
@@ -199,4 +200,82 @@ func (p Process) WaitGone(timeout time.Duration) error {
 		time.Sleep(20 * time.Millisecond)
 	}
 	return nil
+}
+
+// Watcher wakes an owner process when the store's directories change: the
+// directories dirs names (looked for again after each change, so new pod
+// directories are watched), with fsnotify, and a resync timeout besides.
+type Watcher struct {
+	w       *fsnotify.Watcher
+	watched map[string]bool
+	dirs    func() []string
+}
+
+// NewWatcher watches the directories dirs returns.
+func NewWatcher(dirs func() []string) (*Watcher, error) {
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		return nil, err
+	}
+	wa := &Watcher{w: w, watched: map[string]bool{}, dirs: dirs}
+	wa.add()
+	return wa, nil
+}
+
+func (wa *Watcher) add() {
+	for _, d := range wa.dirs() {
+		if fi, err := os.Stat(d); err != nil || !fi.IsDir() || wa.watched[d] {
+			continue
+		}
+		if err := wa.w.Add(d); err == nil {
+			wa.watched[d] = true
+		}
+	}
+}
+
+// Close stops watching.
+func (wa *Watcher) Close() { _ = wa.w.Close() }
+
+// Wait returns after a change (the burst of writes one change makes
+// gathered, 20 ms of quiet) or after timeout; false when the watcher is
+// closed. Errors of the watch go to warn.
+func (wa *Watcher) Wait(timeout time.Duration, warn func(error)) bool {
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case ev, ok := <-wa.w.Events:
+		if !ok {
+			return false
+		}
+		if ev.Op&fsnotify.Remove != 0 {
+			delete(wa.watched, ev.Name)
+		}
+		wa.drain(20 * time.Millisecond)
+	case err := <-wa.w.Errors:
+		if warn != nil && err != nil {
+			warn(err)
+		}
+	case <-t.C:
+	}
+	wa.add()
+	return true
+}
+
+func (wa *Watcher) drain(quiet time.Duration) {
+	t := time.NewTimer(quiet)
+	defer t.Stop()
+	for {
+		select {
+		case ev, ok := <-wa.w.Events:
+			if !ok {
+				return
+			}
+			if ev.Op&fsnotify.Remove != 0 {
+				delete(wa.watched, ev.Name)
+			}
+			t.Reset(quiet)
+		case <-t.C:
+			return
+		}
+	}
 }
