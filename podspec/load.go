@@ -514,6 +514,10 @@ func prepareForCreate(meta *metav1.ObjectMeta) {
 	}
 }
 
+// GenerateName is the name the API server gives an object created with
+// metadata.generateName base.
+func GenerateName(base string) string { return generateName(base) }
+
 // generateName appends 5 random characters as the API server's
 // SimpleNameGenerator does.
 func generateName(base string) string {

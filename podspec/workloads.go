@@ -18,9 +18,9 @@ import (
 // (Deployment, ReplicaSet, DaemonSet): decoded and defaulted here, validated
 // by Plans, stored by apply and run by the controllers process.
 type Workload struct {
-	Kind   string         // "Deployment"
-	Object metav1.Object  // *appsv1.Deployment, …
-	Origin Origin         // where it is in its manifest (Template set)
+	Kind   string        // "Deployment"
+	Object metav1.Object // *appsv1.Deployment, …
+	Origin Origin        // where it is in its manifest (Template set)
 }
 
 // Template returns the pod template of a workload object (nil for another object).

@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/podrun/podrun/controllers"
 	"github.com/podrun/podrun/podspec"
 	"github.com/podrun/podrun/runtime"
 	"github.com/podrun/podrun/serviceowner"
@@ -111,6 +112,11 @@ func runApply(c *cli.Context) error {
 	}
 	if dryRun != "none" {
 		var pods []*corev1.Pod
+		for _, w := range in.workloads {
+			if k, ok := store.KindFor(w.Kind); ok && output == "" {
+				fmt.Printf("%s/%s created (%s)\n", k.Resource(), w.Object.GetName(), map[string]string{"client": "dry run", "server": "server dry run"}[dryRun])
+			}
+		}
 		for _, p := range plans {
 			pods = append(pods, p.Pod)
 			if output == "" {
@@ -157,7 +163,7 @@ func runApply(c *cli.Context) error {
 			}
 		}
 	}
-	if len(plans) > 0 || len(in.services) > 0 {
+	if len(plans) > 0 || len(in.services) > 0 || len(in.workloads) > 0 {
 		// Services first, so that the pods' containers see them (env vars).
 		defer func() { ensure() }()
 		set, err := applyServices(c, l, in.services)
@@ -181,6 +187,16 @@ func runApply(c *cli.Context) error {
 	}
 	if err := printApplied(output, pods); err != nil {
 		return err
+	}
+	// Workload objects, whose pods the controllers process makes with the
+	// settings of this command.
+	if len(in.workloads) > 0 {
+		if err := applyWorkloads(l, in.workloads, opts.Settings, output); err != nil {
+			return err
+		}
+		if err := controllers.Ensure(l, exe, c.String("log-level")); err != nil {
+			fmt.Fprintf(os.Stderr, "Warning: %v\n", err)
+		}
 	}
 	ensure()
 	if !c.Bool("wait") {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/podrun/podrun/controllers"
 	"github.com/podrun/podrun/podspec"
 	"github.com/podrun/podrun/serviceowner"
 	"github.com/podrun/podrun/store"
@@ -79,7 +80,11 @@ func runDelete(c *cli.Context) error {
 	args := c.Args().Slice()
 	kind, isObject := (*store.Kind)(nil), false
 	if len(args) > 0 {
-		kind, isObject = store.KindFor(args[0])
+		if k, names, ok := kindSlashNames(args); ok && strings.Contains(args[0], "/") {
+			kind, isObject, args = k, true, append([]string{k.Plural}, names...)
+		} else {
+			kind, isObject = store.KindFor(args[0])
+		}
 	}
 	switch {
 	case isObject && len(args) == 1 && c.Bool("all"):
@@ -167,6 +172,18 @@ func runDelete(c *cli.Context) error {
 		}()
 	}
 	wg.Wait()
+	// Workload objects go with what they own.
+	var workloads []objectName
+	rest := objects[:0:0]
+	for _, o := range objects {
+		if controllers.KindOf(o.kind) != nil {
+			workloads = append(workloads, o)
+		} else {
+			rest = append(rest, o)
+		}
+	}
+	objects = rest
+	errs = append(errs, deleteWorkloads(l, workloads, opts, c.Bool("ignore-not-found"))...)
 	for _, o := range objects {
 		err := l.Remove(o.kind, o.namespace, o.name)
 		if errors.Is(err, store.ErrNotFound) && c.Bool("ignore-not-found") {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/podrun/podrun/controllers"
 	"github.com/podrun/podrun/podspec"
 	"github.com/podrun/podrun/printers"
 	"github.com/podrun/podrun/store"
@@ -28,6 +29,10 @@ func describeCommand() *cli.Command {
 			if args := c.Args().Slice(); len(args) > 0 {
 				if k, ok := store.KindFor(args[0]); ok && k == store.ServiceKind {
 					return describeServices(c, args[1:])
+				}
+				if k, names, ok := kindSlashNames(args); ok && controllers.KindOf(k) != nil {
+					ensureControllers(c)
+					return describeWorkloads(c, k, names)
 				}
 			}
 			names := podArgs(c.Args().Slice())

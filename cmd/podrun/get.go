@@ -83,7 +83,11 @@ func apiPod(p *corev1.Pod) *corev1.Pod {
 
 func runGet(c *cli.Context) error {
 	ensureOwner(c)
+	ensureControllers(c)
 	if args := c.Args().Slice(); len(args) > 0 {
+		if k, names, ok := kindSlashNames(args); ok {
+			return getObjects(c, k, names)
+		}
 		if isEndpoints(args[0]) {
 			return getEndpoints(c, args[1:])
 		}

@@ -109,12 +109,16 @@ func loadPlans(l store.Layout, files []string, ns string) (*loaded, error) {
 			for _, s := range m.Services {
 				s.Namespace = ns
 			}
+			for _, w := range m.Workloads {
+				w.Object.SetNamespace(ns)
+			}
 		}
 		// The manifests' own ConfigMaps and Secrets are stored; their pods
 		// also find those the store already has.
 		in.configMaps = append(in.configMaps, m.ConfigMaps...)
 		in.secrets = append(in.secrets, m.Secrets...)
 		in.services = append(in.services, m.Services...)
+		in.workloads = append(in.workloads, m.Workloads...)
 		manifests = append(manifests, m)
 	}
 	var plans []*podspec.Plan
@@ -162,4 +166,5 @@ type loaded struct {
 	configMaps []*corev1.ConfigMap
 	secrets    []*corev1.Secret
 	services   []*corev1.Service
+	workloads  []*podspec.Workload
 }

@@ -12,6 +12,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/podrun/podrun/controllers"
 	"github.com/podrun/podrun/printers"
 	"github.com/podrun/podrun/store"
 )
@@ -57,6 +61,9 @@ func getObjects(c *cli.Context, k *store.Kind, names []string) error {
 			}
 			return nil
 		}
+		if controllers.KindOf(k) != nil {
+			return printWorkloadTable(objs, out == "wide", allNS, "", time.Now())
+		}
 		w := printers.NewTabWriter(os.Stdout)
 		header := []string{"NAME", "DATA", "AGE"}
 		if k == store.SecretKind {
@@ -75,6 +82,9 @@ func getObjects(c *cli.Context, k *store.Kind, names []string) error {
 		}
 		return w.Flush()
 	case "name":
+		if k.Group != "" {
+			kind = k.Resource()
+		}
 		for _, o := range objs {
 			fmt.Printf("%s/%s\n", kind, o.GetName())
 		}
@@ -137,6 +147,11 @@ func apiObject(k *store.Kind, o metav1.Object) any {
 	case *corev1.Secret:
 		out := v.DeepCopy()
 		out.APIVersion, out.Kind = "v1", k.Name
+		return out
+	}
+	if ro, ok := o.(runtime.Object); ok {
+		out := ro.DeepCopyObject()
+		out.GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{Group: k.Group, Version: k.Version, Kind: k.Name})
 		return out
 	}
 	return o

@@ -9,6 +9,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
 	"github.com/podrun/podrun/printers"
@@ -297,23 +298,47 @@ func getAll(c *cli.Context) error {
 		pods = append(pods, p)
 	}
 	svcs := l.Services(scope)
-	if len(pods) == 0 && len(svcs) == 0 {
+	// The workload kinds after the Services, in kubectl's order (daemonsets,
+	// deployments, replicasets).
+	var workloads [][]metav1.Object
+	for _, k := range []*store.Kind{store.DaemonSetKind, store.DeploymentKind, store.ReplicaSetKind} {
+		objs, _ := l.List(k, scope)
+		if len(objs) > 0 {
+			workloads = append(workloads, asMeta(objs))
+		}
+	}
+	if len(pods) == 0 && len(svcs) == 0 && len(workloads) == 0 {
 		noResources(c)
 		return nil
 	}
 	now := time.Now()
+	tables := 0
+	sep := func() {
+		if tables > 0 {
+			fmt.Println()
+		}
+		tables++
+	}
 	if len(pods) > 0 {
+		sep()
 		if err := printers.PrintTableWith(os.Stdout, pods, printers.TableOptions{Wide: wide, AllNamespaces: allNS}, now); err != nil {
 			return err
 		}
 	}
-	if len(svcs) == 0 {
-		return nil
+	if len(svcs) > 0 {
+		sep()
+		if err := printServiceTable(svcs, wide, allNS, "service/", now); err != nil {
+			return err
+		}
 	}
-	if len(pods) > 0 {
-		fmt.Println()
+	for _, objs := range workloads {
+		sep()
+		k, _ := store.KindFor(reflectKind(objs[0]))
+		if err := printWorkloadTable(objs, wide, allNS, k.Resource()+"/", now); err != nil {
+			return err
+		}
 	}
-	return printServiceTable(svcs, wide, allNS, "service/", now)
+	return nil
 }
 
 // printServiceTable prints kubectl's Service table; prefix goes before each

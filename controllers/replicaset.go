@@ -1,0 +1,165 @@
+package controllers
+
+import (
+	"reflect"
+	"sort"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/podrun/podrun/store"
+)
+
+var replicaSetKind = &Kind{Store: store.ReplicaSetKind, Sync: syncReplicaSet}
+
+// burstReplicas is the ReplicaSet controller's cap on pods made or deleted
+// in one sync.
+const burstReplicas = 500
+
+// syncReplicaSet is the ReplicaSet controller's syncReplicaSet and
+// manageReplicas (pkg/controller/replicaset/replica_set.go): finished pods
+// are deleted (podrun has no pod garbage collector, see DeletePod's backoff),
+// missing replicas made, extra ones deleted in ActivePods order, and the
+// status (replicas, readyReplicas, availableReplicas) written. Orphan pods
+// matching the selector are not adopted.
+func syncReplicaSet(c *Context, obj store.Object) error {
+	rs := obj.(*appsv1.ReplicaSet)
+	var active []*corev1.Pod
+	for _, p := range c.OwnedPods(rs.UID) {
+		switch {
+		case p.Status.Phase == corev1.PodFailed || p.Status.Phase == corev1.PodSucceeded:
+			c.DeletePod(p, rs.UID, p.Status.Phase == corev1.PodFailed)
+		case p.DeletionTimestamp == nil:
+			active = append(active, p)
+		}
+	}
+	want := int32(1)
+	if rs.Spec.Replicas != nil {
+		want = *rs.Spec.Replicas
+	}
+	diff := len(active) - int(want)
+	var err error
+	switch {
+	case diff < 0:
+		for range min(-diff, burstReplicas) {
+			var p *corev1.Pod
+			p, err = c.CreatePod(store.ReplicaSetKind, rs, &rs.Spec.Template, rs.Name+"-")
+			if err != nil || p == nil {
+				break
+			}
+			active = append(active, p)
+		}
+	case diff > 0:
+		for _, p := range PodsToDelete(active, min(diff, burstReplicas)) {
+			c.DeletePod(p, rs.UID, false)
+			active = remove(active, p.UID)
+		}
+	}
+	st := c.replicaSetStatus(rs, active)
+	if st.AvailableReplicas == want {
+		c.ctrl.resetBackoff(rs.UID)
+	}
+	if uerr := c.UpdateStatus(store.ReplicaSetKind, rs, func(cur store.Object) bool {
+		r := cur.(*appsv1.ReplicaSet)
+		if reflect.DeepEqual(r.Status, st) {
+			return false
+		}
+		r.Status = st
+		return true
+	}); uerr != nil && err == nil {
+		err = uerr
+	}
+	return err
+}
+
+func remove(pods []*corev1.Pod, uid types.UID) []*corev1.Pod {
+	out := pods[:0:0]
+	for _, p := range pods {
+		if p.UID != uid {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// replicaSetStatus is calculateStatus (replica_set_utils.go).
+func (c *Context) replicaSetStatus(rs *appsv1.ReplicaSet, active []*corev1.Pod) appsv1.ReplicaSetStatus {
+	st := appsv1.ReplicaSetStatus{Replicas: int32(len(active)), ObservedGeneration: rs.Generation}
+	tmplLabels := labels.Set(rs.Spec.Template.Labels).AsSelectorPreValidated()
+	for _, p := range active {
+		if tmplLabels.Matches(labels.Set(p.Labels)) {
+			st.FullyLabeledReplicas++
+		}
+		if IsPodReady(p) {
+			st.ReadyReplicas++
+			if c.IsPodAvailable(p, rs.Spec.MinReadySeconds) {
+				st.AvailableReplicas++
+			}
+		}
+	}
+	return st
+}
+
+// PodsToDelete picks n pods to delete when scaling down, in the order of the
+// ReplicaSet controller's getPodsToDelete (controller.ActivePods, simplified
+// for one node): not yet running before running, not ready before ready,
+// ready for less time before longer, more restarts before fewer, newer
+// before older.
+func PodsToDelete(pods []*corev1.Pod, n int) []*corev1.Pod {
+	s := append([]*corev1.Pod(nil), pods...)
+	sort.SliceStable(s, func(i, j int) bool { return activeLess(s[i], s[j]) })
+	if n > len(s) {
+		n = len(s)
+	}
+	return s[:n]
+}
+
+func activeLess(a, b *corev1.Pod) bool {
+	rank := map[corev1.PodPhase]int{corev1.PodPending: 0, corev1.PodUnknown: 1, corev1.PodRunning: 2}
+	if ra, rb := rank[a.Status.Phase], rank[b.Status.Phase]; ra != rb {
+		return ra < rb
+	}
+	if ra, rb := IsPodReady(a), IsPodReady(b); ra != rb {
+		return !ra
+	}
+	if IsPodReady(a) {
+		ta, tb := readySince(a), readySince(b)
+		if !ta.Equal(&tb) {
+			return tb.Before(&ta) // ready for less time first
+		}
+	}
+	if ra, rb := restarts(a), restarts(b); ra != rb {
+		return ra > rb
+	}
+	if !a.CreationTimestamp.Equal(&b.CreationTimestamp) {
+		return b.CreationTimestamp.Before(&a.CreationTimestamp)
+	}
+	return a.Name > b.Name
+}
+
+func readySince(p *corev1.Pod) metav1.Time {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.LastTransitionTime
+		}
+	}
+	return metav1.Time{}
+}
+
+func restarts(p *corev1.Pod) int32 {
+	var n int32
+	for _, s := range p.Status.ContainerStatuses {
+		n = max(n, s.RestartCount)
+	}
+	return n
+}
+
+func (ct *controllers) resetBackoff(uid types.UID) {
+	ct.mu.Lock()
+	defer ct.mu.Unlock()
+	delete(ct.backoff, uid)
+}
