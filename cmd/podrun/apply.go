@@ -206,7 +206,27 @@ func runApply(c *cli.Context) error {
 	if c.Bool("quiet") {
 		o.progress = nil
 	}
-	return waitForPods(l, records, o)
+	start := time.Now()
+	if err := waitForPods(l, records, o); err != nil {
+		return err
+	}
+	// Workloads: until their rollout is complete (kubectl rollout status).
+	if len(in.workloads) == 0 {
+		return nil
+	}
+	left := time.Duration(0)
+	if o.timeout > 0 {
+		left = max(o.timeout-time.Since(start), time.Millisecond)
+	}
+	ctx, cancel := deadlineContext(left)
+	defer cancel()
+	for _, w := range in.workloads {
+		k, _ := store.KindFor(w.Kind)
+		if err := waitRollout(ctx, l, k, w.Object.GetNamespace(), w.Object.GetName(), o.progress, o.timeout); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // checkNamespaces refuses, as kubectl does, an object whose manifest names

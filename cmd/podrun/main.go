@@ -103,6 +103,8 @@ func newApp() *cli.App {
 			superviseCommand(),
 			servicesOwnerCommand(),
 			controllersCommand(),
+			rolloutCommand(),
+			scaleCommand(),
 			pauseCommand(),
 		},
 	}

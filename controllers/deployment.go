@@ -1,0 +1,501 @@
+package controllers
+
+import (
+	"fmt"
+	"math"
+	"reflect"
+	"sort"
+	"strconv"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/podrun/podrun/store"
+)
+
+var deploymentKind = &Kind{Store: store.DeploymentKind, Sync: syncDeployment}
+
+// The deployment controller's annotations and condition reasons
+// (pkg/controller/deployment/util/deployment_util.go).
+const (
+	RevisionAnnotation        = "deployment.kubernetes.io/revision"
+	DesiredReplicasAnnotation = "deployment.kubernetes.io/desired-replicas"
+	MaxReplicasAnnotation     = "deployment.kubernetes.io/max-replicas"
+
+	ReasonNewRSAvailable      = "NewReplicaSetAvailable"
+	ReasonRSUpdated           = "ReplicaSetUpdated"
+	ReasonNewRSCreated        = "NewReplicaSetCreated"
+	ReasonFoundNewRS          = "FoundNewReplicaSet"
+	ReasonTimedOut            = "ProgressDeadlineExceeded"
+	ReasonMinimumAvailable    = "MinimumReplicasAvailable"
+	ReasonMinimumNotAvailable = "MinimumReplicasUnavailable"
+)
+
+// ResolveFenceposts is the deployment controller's ResolveFenceposts: maxSurge
+// and maxUnavailable as numbers of pods for desired replicas, percentages
+// rounded up for the surge and down for unavailability; both 0 makes
+// unavailability 1.
+func ResolveFenceposts(maxSurge, maxUnavailable *intstr.IntOrString, desired int32) (int32, int32, error) {
+	zero := intstr.FromInt32(0)
+	surge, err := intstr.GetScaledValueFromIntOrPercent(intstr.ValueOrDefault(maxSurge, zero), int(desired), true)
+	if err != nil {
+		return 0, 0, err
+	}
+	unavailable, err := intstr.GetScaledValueFromIntOrPercent(intstr.ValueOrDefault(maxUnavailable, zero), int(desired), false)
+	if err != nil {
+		return 0, 0, err
+	}
+	if surge == 0 && unavailable == 0 {
+		unavailable = 1
+	}
+	return int32(surge), int32(unavailable), nil
+}
+
+// MaxUnavailable is deploymentutil.MaxUnavailable.
+func MaxUnavailable(d *appsv1.Deployment) int32 {
+	desired := replicas(d.Spec.Replicas)
+	if d.Spec.Strategy.Type != appsv1.RollingUpdateDeploymentStrategyType || desired == 0 {
+		return 0
+	}
+	_, u, _ := ResolveFenceposts(d.Spec.Strategy.RollingUpdate.MaxSurge, d.Spec.Strategy.RollingUpdate.MaxUnavailable, desired)
+	return min(u, desired)
+}
+
+// MaxSurge is deploymentutil.MaxSurge.
+func MaxSurge(d *appsv1.Deployment) int32 {
+	if d.Spec.Strategy.Type != appsv1.RollingUpdateDeploymentStrategyType {
+		return 0
+	}
+	s, _, _ := ResolveFenceposts(d.Spec.Strategy.RollingUpdate.MaxSurge, d.Spec.Strategy.RollingUpdate.MaxUnavailable, replicas(d.Spec.Replicas))
+	return s
+}
+
+func replicas(r *int32) int32 {
+	if r == nil {
+		return 1
+	}
+	return *r
+}
+
+func specReplicas(rss []*appsv1.ReplicaSet) int32 {
+	var n int32
+	for _, rs := range rss {
+		if rs != nil {
+			n += replicas(rs.Spec.Replicas)
+		}
+	}
+	return n
+}
+
+// NewRSNewReplicas is the new ReplicaSet's size in a RollingUpdate step
+// (deploymentutil.NewRSNewReplicas): up to desired, while every
+// ReplicaSet's replicas together stay within desired + maxSurge.
+func NewRSNewReplicas(d *appsv1.Deployment, all []*appsv1.ReplicaSet, newRS *appsv1.ReplicaSet) int32 {
+	cur := replicas(newRS.Spec.Replicas)
+	if d.Spec.Strategy.Type == appsv1.RecreateDeploymentStrategyType {
+		return replicas(d.Spec.Replicas)
+	}
+	maxTotal := replicas(d.Spec.Replicas) + MaxSurge(d)
+	total := specReplicas(all)
+	if total >= maxTotal {
+		return cur
+	}
+	up := min(maxTotal-total, replicas(d.Spec.Replicas)-cur)
+	return cur + max(up, 0)
+}
+
+// deploymentState is one sync's view of a Deployment's ReplicaSets.
+type deploymentState struct {
+	c      *Context
+	d      *appsv1.Deployment
+	newRS  *appsv1.ReplicaSet
+	oldRSs []*appsv1.ReplicaSet // oldest first
+}
+
+func (s *deploymentState) all() []*appsv1.ReplicaSet {
+	if s.newRS == nil {
+		return s.oldRSs
+	}
+	return append(append([]*appsv1.ReplicaSet(nil), s.oldRSs...), s.newRS)
+}
+
+// syncDeployment is the deployment controller's syncDeployment: find or make
+// the ReplicaSet of the current template, roll out by the strategy, drop old
+// ReplicaSets beyond revisionHistoryLimit, and write the status.
+func syncDeployment(c *Context, obj store.Object) error {
+	d := obj.(*appsv1.Deployment)
+	s := &deploymentState{c: c, d: d}
+	objs, _ := c.L.List(store.ReplicaSetKind, d.Namespace)
+	for _, o := range objs {
+		rs := o.(*appsv1.ReplicaSet)
+		if ref := metav1.GetControllerOf(rs); ref == nil || ref.UID != d.UID {
+			continue
+		}
+		if s.newRS == nil && EqualIgnoreHash(&rs.Spec.Template, &d.Spec.Template) {
+			s.newRS = rs
+			continue
+		}
+		s.oldRSs = append(s.oldRSs, rs)
+	}
+	sort.SliceStable(s.oldRSs, func(i, j int) bool {
+		return s.oldRSs[i].CreationTimestamp.Before(&s.oldRSs[j].CreationTimestamp)
+	})
+	var reason, msg string
+	var err error
+	if !d.Spec.Paused {
+		switch d.Spec.Strategy.Type {
+		case appsv1.RecreateDeploymentStrategyType:
+			reason, msg, err = s.rolloutRecreate()
+		default:
+			reason, msg, err = s.rolloutRolling()
+		}
+	}
+	if serr := s.syncStatus(reason, msg); err == nil {
+		err = serr
+	}
+	return err
+}
+
+// ensureNewRS makes the ReplicaSet of the current template when there is
+// none (getNewReplicaSet), named <deployment>-<ComputeHash>, with the
+// pod-template-hash label on its selector, template and labels, and the next
+// revision; a name taken by another template bumps status.collisionCount.
+func (s *deploymentState) ensureNewRS() (string, string, error) {
+	d := s.d
+	maxRev := int64(0)
+	for _, rs := range s.oldRSs {
+		if r, err := strconv.ParseInt(rs.Annotations[RevisionAnnotation], 10, 64); err == nil && r > maxRev {
+			maxRev = r
+		}
+	}
+	if s.newRS != nil {
+		// A template rolled back to: its ReplicaSet gets the next revision.
+		if r, _ := strconv.ParseInt(s.newRS.Annotations[RevisionAnnotation], 10, 64); r <= maxRev {
+			err := s.c.L.Update(store.ReplicaSetKind, d.Namespace, s.newRS.Name, func(o store.Object) error {
+				setAnnotation(o, RevisionAnnotation, strconv.FormatInt(maxRev+1, 10))
+				return nil
+			})
+			return "", "", err
+		}
+		return "", "", nil
+	}
+	hash := ComputeHash(&d.Spec.Template, d.Status.CollisionCount)
+	tmpl := d.Spec.Template.DeepCopy()
+	if tmpl.Labels == nil {
+		tmpl.Labels = map[string]string{}
+	}
+	tmpl.Labels[appsv1.DefaultDeploymentUniqueLabelKey] = hash
+	sel := d.Spec.Selector.DeepCopy()
+	if sel.MatchLabels == nil {
+		sel.MatchLabels = map[string]string{}
+	}
+	sel.MatchLabels[appsv1.DefaultDeploymentUniqueLabelKey] = hash
+	zero := int32(0)
+	rs := &appsv1.ReplicaSet{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: d.Name + "-" + hash, Namespace: d.Namespace, Labels: tmpl.Labels,
+			Annotations: map[string]string{
+				RevisionAnnotation:        strconv.FormatInt(maxRev+1, 10),
+				DesiredReplicasAnnotation: strconv.Itoa(int(replicas(d.Spec.Replicas))),
+				MaxReplicasAnnotation:     strconv.Itoa(int(replicas(d.Spec.Replicas) + MaxSurge(d))),
+			},
+			OwnerReferences: []metav1.OwnerReference{ControllerRef(store.DeploymentKind, d)},
+		},
+		Spec: appsv1.ReplicaSetSpec{Replicas: &zero, MinReadySeconds: d.Spec.MinReadySeconds, Selector: sel, Template: *tmpl},
+	}
+	if existing, err := s.c.L.Get(store.ReplicaSetKind, d.Namespace, rs.Name); err == nil {
+		// The name is another template's (a hash collision): the next name.
+		if ref := metav1.GetControllerOf(existing); ref == nil || ref.UID != d.UID || !EqualIgnoreHash(&existing.(*appsv1.ReplicaSet).Spec.Template, &d.Spec.Template) {
+			err := s.c.UpdateStatus(store.DeploymentKind, d, func(cur store.Object) bool {
+				cd := cur.(*appsv1.Deployment)
+				n := int32(1)
+				if cd.Status.CollisionCount != nil {
+					n = *cd.Status.CollisionCount + 1
+				}
+				cd.Status.CollisionCount = &n
+				return true
+			})
+			if err == nil {
+				err = fmt.Errorf("replica set %q already exists with another template; collisionCount raised", rs.Name)
+			}
+			return "", "", err
+		}
+	}
+	if _, err := s.c.L.PutWithSettings(store.ReplicaSetKind, rs, s.c.L.ObjectSettings(store.DeploymentKind, d.Namespace, d.Name)); err != nil {
+		return "", "", err
+	}
+	stored, err := s.c.L.Get(store.ReplicaSetKind, d.Namespace, rs.Name)
+	if err != nil {
+		return "", "", err
+	}
+	s.newRS = stored.(*appsv1.ReplicaSet)
+	s.c.Log.Info("created replica set", "deployment", d.Namespace+"/"+d.Name, "replicaset", rs.Name)
+	return ReasonNewRSCreated, fmt.Sprintf("Created new replica set %q", rs.Name), nil
+}
+
+func setAnnotation(o store.Object, k, v string) {
+	a := o.GetAnnotations()
+	if a == nil {
+		a = map[string]string{}
+	}
+	a[k] = v
+	o.SetAnnotations(a)
+}
+
+// scale sets a ReplicaSet's replicas (scaleReplicaSet), with the
+// Deployment's desired and max replicas annotations.
+func (s *deploymentState) scale(rs *appsv1.ReplicaSet, n int32) error {
+	if replicas(rs.Spec.Replicas) == n {
+		return nil
+	}
+	s.c.Log.Info("scaling replica set", "replicaset", rs.Namespace+"/"+rs.Name, "from", replicas(rs.Spec.Replicas), "to", n)
+	err := s.c.L.Update(store.ReplicaSetKind, rs.Namespace, rs.Name, func(o store.Object) error {
+		r := o.(*appsv1.ReplicaSet)
+		r.Spec.Replicas = &n
+		r.Generation++
+		setAnnotation(r, DesiredReplicasAnnotation, strconv.Itoa(int(replicas(s.d.Spec.Replicas))))
+		setAnnotation(r, MaxReplicasAnnotation, strconv.Itoa(int(replicas(s.d.Spec.Replicas)+MaxSurge(s.d))))
+		return nil
+	})
+	if err == nil {
+		rs.Spec.Replicas = &n
+	}
+	return err
+}
+
+// rolloutRolling is rolloutRolling (rolling.go): scale the new ReplicaSet up
+// within maxSurge, then the old ones down within maxUnavailable.
+func (s *deploymentState) rolloutRolling() (string, string, error) {
+	reason, msg, err := s.ensureNewRS()
+	if err != nil {
+		return "", "", err
+	}
+	desired := replicas(s.d.Spec.Replicas)
+	// reconcileNewReplicaSet
+	cur := replicas(s.newRS.Spec.Replicas)
+	switch {
+	case cur > desired:
+		return reason, msg, s.scale(s.newRS, desired)
+	case cur < desired:
+		if n := NewRSNewReplicas(s.d, s.all(), s.newRS); n != cur {
+			return reason, msg, s.scale(s.newRS, n)
+		}
+	}
+	// reconcileOldReplicaSets
+	if specReplicas(s.oldRSs) == 0 {
+		if complete(s.d, s.d.Status) {
+			return reason, msg, s.cleanup()
+		}
+		return reason, msg, nil
+	}
+	minAvailable := desired - MaxUnavailable(s.d)
+	newUnavailable := replicas(s.newRS.Spec.Replicas) - s.newRS.Status.AvailableReplicas
+	maxScaledDown := specReplicas(s.all()) - minAvailable - newUnavailable
+	if maxScaledDown <= 0 {
+		return reason, msg, nil
+	}
+	// cleanupUnhealthyReplicas: old replicas that are not available go first.
+	var done int32
+	for _, rs := range s.oldRSs {
+		if done >= maxScaledDown {
+			break
+		}
+		r := replicas(rs.Spec.Replicas)
+		if r == 0 || r == rs.Status.AvailableReplicas {
+			continue
+		}
+		down := min(maxScaledDown-done, r-rs.Status.AvailableReplicas)
+		if err := s.scale(rs, r-down); err != nil {
+			return reason, msg, err
+		}
+		done += down
+	}
+	// scaleDownOldReplicaSetsForRollingUpdate: then available ones, while
+	// minAvailable stay available.
+	var available int32
+	for _, rs := range s.all() {
+		available += rs.Status.AvailableReplicas
+	}
+	if available <= minAvailable {
+		return reason, msg, nil
+	}
+	total := available - minAvailable
+	var scaled int32
+	for _, rs := range s.oldRSs {
+		if scaled >= total {
+			break
+		}
+		r := replicas(rs.Spec.Replicas)
+		if r == 0 {
+			continue
+		}
+		down := min(r, total-scaled)
+		if err := s.scale(rs, r-down); err != nil {
+			return reason, msg, err
+		}
+		scaled += down
+	}
+	return reason, msg, nil
+}
+
+// rolloutRecreate is rolloutRecreate (recreate.go): every old ReplicaSet to
+// 0, and the new one scaled up only once no old pod remains (terminating
+// ones included).
+func (s *deploymentState) rolloutRecreate() (string, string, error) {
+	for _, rs := range s.oldRSs {
+		if err := s.scale(rs, 0); err != nil {
+			return "", "", err
+		}
+	}
+	for _, rs := range s.oldRSs {
+		if rs.Status.Replicas > 0 {
+			return "", "", nil
+		}
+		for _, p := range s.c.AllOwnedPods(rs.UID) {
+			if p.Status.Phase != corev1.PodFailed && p.Status.Phase != corev1.PodSucceeded {
+				return "", "", nil
+			}
+		}
+	}
+	reason, msg, err := s.ensureNewRS()
+	if err != nil {
+		return "", "", err
+	}
+	if err := s.scale(s.newRS, replicas(s.d.Spec.Replicas)); err != nil {
+		return reason, msg, err
+	}
+	if complete(s.d, s.d.Status) {
+		return reason, msg, s.cleanup()
+	}
+	return reason, msg, nil
+}
+
+// cleanup deletes the old ReplicaSets beyond revisionHistoryLimit that have
+// no pods, lowest revision first (cleanupDeployment).
+func (s *deploymentState) cleanup() error {
+	if s.d.Spec.RevisionHistoryLimit == nil {
+		return nil
+	}
+	var cleanable []*appsv1.ReplicaSet
+	for _, rs := range s.oldRSs {
+		if replicas(rs.Spec.Replicas) == 0 && rs.Status.Replicas == 0 && rs.Status.ObservedGeneration >= rs.Generation {
+			cleanable = append(cleanable, rs)
+		}
+	}
+	diff := len(cleanable) - int(*s.d.Spec.RevisionHistoryLimit)
+	if diff <= 0 {
+		return nil
+	}
+	rev := func(rs *appsv1.ReplicaSet) int64 {
+		r, _ := strconv.ParseInt(rs.Annotations[RevisionAnnotation], 10, 64)
+		return r
+	}
+	sort.SliceStable(cleanable, func(i, j int) bool { return rev(cleanable[i]) < rev(cleanable[j]) })
+	for _, rs := range cleanable[:diff] {
+		if err := s.c.L.Remove(store.ReplicaSetKind, rs.Namespace, rs.Name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// complete is deploymentutil.DeploymentComplete.
+func complete(d *appsv1.Deployment, st appsv1.DeploymentStatus) bool {
+	desired := replicas(d.Spec.Replicas)
+	return st.UpdatedReplicas == desired && st.Replicas == desired && st.AvailableReplicas == desired && st.ObservedGeneration >= d.Generation
+}
+
+// progressing is deploymentutil.DeploymentProgressing.
+func progressing(d *appsv1.Deployment, st appsv1.DeploymentStatus) bool {
+	old := d.Status
+	return st.UpdatedReplicas > old.UpdatedReplicas || st.Replicas-st.UpdatedReplicas < old.Replicas-old.UpdatedReplicas ||
+		st.ReadyReplicas > old.ReadyReplicas || st.AvailableReplicas > old.AvailableReplicas
+}
+
+// DeploymentStatus is calculateStatus (sync.go) over the ReplicaSets.
+func DeploymentStatus(d *appsv1.Deployment, all []*appsv1.ReplicaSet, newRS *appsv1.ReplicaSet) appsv1.DeploymentStatus {
+	st := appsv1.DeploymentStatus{ObservedGeneration: d.Generation, CollisionCount: d.Status.CollisionCount}
+	for _, rs := range all {
+		st.Replicas += rs.Status.Replicas
+		st.ReadyReplicas += rs.Status.ReadyReplicas
+		st.AvailableReplicas += rs.Status.AvailableReplicas
+	}
+	if newRS != nil {
+		st.UpdatedReplicas = newRS.Status.Replicas
+	}
+	st.UnavailableReplicas = max(specReplicas(all)-st.AvailableReplicas, 0)
+	return st
+}
+
+// syncStatus writes the status with the Available and Progressing
+// conditions (syncRolloutStatus).
+func (s *deploymentState) syncStatus(reason, msg string) error {
+	d := s.d
+	st := DeploymentStatus(d, s.all(), s.newRS)
+	now := metav1.NewTime(s.c.Now.Truncate(time.Second))
+	st.Conditions = append([]appsv1.DeploymentCondition(nil), d.Status.Conditions...)
+	if st.AvailableReplicas >= replicas(d.Spec.Replicas)-MaxUnavailable(d) {
+		setCondition(&st, appsv1.DeploymentAvailable, corev1.ConditionTrue, ReasonMinimumAvailable, "Deployment has minimum availability.", now)
+	} else {
+		setCondition(&st, appsv1.DeploymentAvailable, corev1.ConditionFalse, ReasonMinimumNotAvailable, "Deployment does not have minimum availability.", now)
+	}
+	rsName := ""
+	if s.newRS != nil {
+		rsName = s.newRS.Name
+	}
+	if d.Spec.ProgressDeadlineSeconds != nil && *d.Spec.ProgressDeadlineSeconds != math.MaxInt32 && !d.Spec.Paused {
+		cur := getCondition(st, appsv1.DeploymentProgressing)
+		switch {
+		case complete(d, st):
+			setCondition(&st, appsv1.DeploymentProgressing, corev1.ConditionTrue, ReasonNewRSAvailable, fmt.Sprintf("ReplicaSet %q has successfully progressed.", rsName), now)
+		case reason != "":
+			setCondition(&st, appsv1.DeploymentProgressing, corev1.ConditionTrue, reason, msg, now)
+		case cur == nil && s.newRS != nil:
+			setCondition(&st, appsv1.DeploymentProgressing, corev1.ConditionTrue, ReasonFoundNewRS, fmt.Sprintf("Found new replica set %q", rsName), now)
+		case progressing(d, st) || (cur != nil && cur.Reason == ReasonNewRSAvailable):
+			setCondition(&st, appsv1.DeploymentProgressing, corev1.ConditionTrue, ReasonRSUpdated, fmt.Sprintf("ReplicaSet %q is progressing.", rsName), now)
+		case cur != nil && cur.Reason != ReasonTimedOut && cur.LastUpdateTime.Add(time.Duration(*d.Spec.ProgressDeadlineSeconds)*time.Second).Before(s.c.Now):
+			setCondition(&st, appsv1.DeploymentProgressing, corev1.ConditionFalse, ReasonTimedOut, fmt.Sprintf("ReplicaSet %q has timed out progressing.", rsName), now)
+		}
+		if cur := getCondition(st, appsv1.DeploymentProgressing); cur != nil && cur.Status == corev1.ConditionTrue && cur.Reason != ReasonNewRSAvailable {
+			s.c.RequeueAfter(time.Until(cur.LastUpdateTime.Add(time.Duration(*d.Spec.ProgressDeadlineSeconds)*time.Second + time.Second)))
+		}
+	}
+	return s.c.UpdateStatus(store.DeploymentKind, d, func(cur store.Object) bool {
+		cd := cur.(*appsv1.Deployment)
+		if reflect.DeepEqual(cd.Status, st) {
+			return false
+		}
+		cd.Status = st
+		return true
+	})
+}
+
+func getCondition(st appsv1.DeploymentStatus, t appsv1.DeploymentConditionType) *appsv1.DeploymentCondition {
+	for i := range st.Conditions {
+		if st.Conditions[i].Type == t {
+			return &st.Conditions[i]
+		}
+	}
+	return nil
+}
+
+// setCondition is deploymentutil.SetDeploymentCondition: the transition time
+// stays while the status does; the update time moves when anything changes.
+func setCondition(st *appsv1.DeploymentStatus, t appsv1.DeploymentConditionType, status corev1.ConditionStatus, reason, msg string, now metav1.Time) {
+	cond := appsv1.DeploymentCondition{Type: t, Status: status, Reason: reason, Message: msg, LastUpdateTime: now, LastTransitionTime: now}
+	if cur := getCondition(*st, t); cur != nil {
+		if cur.Status == status && cur.Reason == reason && cur.Message == msg {
+			return
+		}
+		if cur.Status == status {
+			cond.LastTransitionTime = cur.LastTransitionTime
+		}
+		*cur = cond
+		return
+	}
+	st.Conditions = append(st.Conditions, cond)
+}
