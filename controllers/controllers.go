@@ -57,11 +57,21 @@ func KindOf(k *store.Kind) *Kind {
 // informers' resync).
 const resyncEvery = 10 * time.Second
 
-// HasObjects reports whether any workload object is stored: the controllers
-// process runs while one is.
+// HasObjects reports whether any workload object is stored, or a pod whose
+// controller is a workload object (until the garbage collection has deleted
+// it): the controllers process runs while one is.
 func HasObjects(l store.Layout) bool {
 	for _, k := range Kinds {
 		if objs, _ := l.List(k.Store, ""); len(objs) > 0 {
+			return true
+		}
+	}
+	recs, _ := store.ListPods(l, "")
+	for _, r := range recs {
+		if r.Broken != nil {
+			continue
+		}
+		if ref := metav1.GetControllerOf(r.Pod); ref != nil && isWorkloadKind(ref.Kind) {
 			return true
 		}
 	}

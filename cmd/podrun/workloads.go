@@ -265,6 +265,19 @@ func ownedPods(l store.Layout, owners map[types.UID]bool) []*corev1.Pod {
 // command returns when the pods are gone.
 func deleteWorkloads(l store.Layout, objs []objectName, opts supervisor.DeleteOptions, ignoreNotFound bool) []error {
 	var errs []error
+	// What the objects own, transitively, as stored before anything goes
+	// (the controllers' garbage collection may remove an orphan meanwhile).
+	type owned struct {
+		k   *store.Kind
+		obj store.Object
+	}
+	var all []owned
+	for _, k := range controllers.Kinds {
+		list, _ := l.List(k.Store, "")
+		for _, o := range list {
+			all = append(all, owned{k.Store, o})
+		}
+	}
 	owners := map[types.UID]bool{}
 	for _, o := range objs {
 		obj, err := l.Get(o.kind, o.namespace, o.name)
@@ -287,15 +300,11 @@ func deleteWorkloads(l store.Layout, objs []objectName, opts supervisor.DeleteOp
 	// Owned workload objects (a Deployment's ReplicaSets), transitively.
 	for changed := true; changed; {
 		changed = false
-		for _, k := range controllers.Kinds {
-			list, _ := l.List(k.Store, "")
-			for _, o := range list {
-				if ref := metav1.GetControllerOf(o); ref != nil && owners[ref.UID] && !owners[o.GetUID()] {
-					if l.Remove(k.Store, o.GetNamespace(), o.GetName()) == nil {
-						owners[o.GetUID()] = true
-						changed = true
-					}
-				}
+		for _, o := range all {
+			if ref := metav1.GetControllerOf(o.obj); ref != nil && owners[ref.UID] && !owners[o.obj.GetUID()] {
+				owners[o.obj.GetUID()] = true
+				changed = true
+				_ = l.Remove(o.k, o.obj.GetNamespace(), o.obj.GetName())
 			}
 		}
 	}
