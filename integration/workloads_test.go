@@ -215,6 +215,9 @@ func TestDeploymentPodsNamesLabelsOwnersAndScale(t *testing.T) {
 	if r.stdout != "deployment.apps/web created\n" || !strings.Contains(r.stderr, `deployment "web" successfully rolled out`) {
 		t.Errorf("apply --wait: %s", r)
 	}
+	if r := e.must("wait", "--for=condition=Available", "deployment/web"); r.stdout != "deployment.apps/web condition met\n" {
+		t.Errorf("wait printed %q", r.stdout)
+	}
 	if r := e.must("apply", "-f", f); r.stdout != "deployment.apps/web unchanged\n" {
 		t.Errorf("apply again printed %q", r.stdout)
 	}

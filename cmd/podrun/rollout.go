@@ -114,20 +114,28 @@ func waitRollout(ctx context.Context, l store.Layout, k *store.Kind, ns, name st
 		if done {
 			return nil
 		}
-		select {
-		case <-ctx.Done():
-			if errors.Is(context.Cause(ctx), errTimeout) {
+		if err := waitChange(ctx, w); err != nil {
+			if errors.Is(err, errTimeout) {
 				return cli.Exit(fmt.Sprintf("timed out after %s waiting for %s/%s: %s", timeout, k.Resource(), name, last), exitTimeout)
 			}
 			return cli.Exit("interrupted", exitFailed)
-		default:
 		}
-		waited := make(chan struct{})
-		go func() { w.Wait(time.Second, nil); close(waited) }()
-		select {
-		case <-waited:
-		case <-ctx.Done():
-		}
+	}
+}
+
+// waitChange sleeps until w sees a change (at most a second) or ctx ends;
+// then it returns ctx's cause (errTimeout on a timeout).
+func waitChange(ctx context.Context, w *ownerproc.Watcher) error {
+	if ctx.Err() != nil {
+		return context.Cause(ctx)
+	}
+	waited := make(chan struct{})
+	go func() { w.Wait(time.Second, nil); close(waited) }()
+	select {
+	case <-waited:
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
 	}
 }
 

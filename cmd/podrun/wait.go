@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/util/jsonpath"
 
+	"github.com/podrun/podrun/internal/ownerproc"
 	"github.com/podrun/podrun/serviceowner"
 	"github.com/podrun/podrun/store"
 )
@@ -314,22 +316,8 @@ func (w *waitCond) met(rec *store.Record, pod *corev1.Pod, allowRestarts bool) (
 		if err != nil {
 			return false, "", 0, err
 		}
-		results, err := w.jp.FindResults(obj)
-		if err != nil || len(results) == 0 || len(results[0]) == 0 {
-			return false, "", 0, nil // not there (yet)
-		}
-		if !w.hasJV {
-			return true, "", 0, nil
-		}
-		if len(results) > 1 || len(results[0]) > 1 {
-			return false, "", 0, usageError("given jsonpath expression matches more than one value")
-		}
-		v := results[0][0].Interface()
-		switch v.(type) {
-		case map[string]any, []any:
-			return false, "", 0, usageError("jsonpath leads to a nested object or list which is not supported")
-		}
-		return fmt.Sprint(v) == w.want, "", 0, nil
+		ok, err := w.metObject(obj)
+		return ok, "", 0, err
 	}
 	return false, "", 0, nil
 }
@@ -338,6 +326,12 @@ func runWait(c *cli.Context) error {
 	cond, err := parseFor(c.String("for"))
 	if err != nil {
 		return err
+	}
+	if args := c.Args().Slice(); len(args) > 0 {
+		// Objects of the store's other kinds (deployment/web, configmap x).
+		if k, names, ok := kindSlashNames(args); ok {
+			return waitObjects(c, k, names, cond)
+		}
 	}
 	names := podArgs(c.Args().Slice())
 	sel, err := parseSelectors(c)
@@ -457,6 +451,104 @@ func runWait(c *cli.Context) error {
 		return cli.Exit("", exitFailed)
 	}
 	return nil
+}
+
+// waitObjects is `wait` for objects of a stored kind, as kubectl's wait
+// judges any object: condition=C from its status.conditions, jsonpath over its
+// JSON, delete and create by its presence. It sleeps on changes of the kind's
+// directory.
+func waitObjects(c *cli.Context, k *store.Kind, names []string, cond *waitCond) error {
+	if len(names) == 0 {
+		return usageError("wait %s needs names", k.Plural)
+	}
+	l := layout(c)
+	ns := namespace(c)
+	ctx, cancel := deadlineContext(c.Duration("timeout"))
+	defer cancel()
+	dir := filepath.Join(l.ObjectsDir(), ns, k.Plural)
+	_ = os.MkdirAll(dir, 0o700)
+	w, err := ownerproc.NewWatcher(func() []string { return []string{dir} })
+	if err != nil {
+		return failed("watching %s: %v", dir, err)
+	}
+	defer w.Close()
+	pending := names
+	for {
+		var still []string
+		for _, name := range pending {
+			obj, err := l.Get(k, ns, name)
+			var ok bool
+			switch {
+			case cond.kind == "delete":
+				ok = errors.Is(err, store.ErrNotFound)
+			case errors.Is(err, store.ErrNotFound) && cond.kind == "create":
+			case err != nil:
+				return failed("%v", err)
+			case cond.kind == "create":
+				ok = true
+			default:
+				u, err := toUnstructured(apiObject(k, obj))
+				if err != nil {
+					return err
+				}
+				if ok, err = cond.metObject(u); err != nil {
+					return err
+				}
+			}
+			if ok {
+				fmt.Printf("%s/%s condition met\n", k.Resource(), name)
+			} else {
+				still = append(still, name)
+			}
+		}
+		pending = still
+		if len(pending) == 0 {
+			return nil
+		}
+		if err := waitChange(ctx, w); err != nil {
+			if errors.Is(err, errTimeout) {
+				return cli.Exit(fmt.Sprintf("timed out after %s waiting for the condition on %s/%s", c.Duration("timeout"), k.Resource(), strings.Join(pending, ", ")), exitTimeout)
+			}
+			return cli.Exit("interrupted", exitFailed)
+		}
+	}
+}
+
+// metObject judges condition= and jsonpath= on an object's JSON form, as
+// kubectl wait's ConditionalWait and JSONPathWait do for any kind.
+func (w *waitCond) metObject(obj any) (bool, error) {
+	switch w.kind {
+	case "condition":
+		m, _ := obj.(map[string]any)
+		st, _ := m["status"].(map[string]any)
+		conds, _ := st["conditions"].([]any)
+		for _, c := range conds {
+			cm, _ := c.(map[string]any)
+			if t, _ := cm["type"].(string); strings.EqualFold(t, string(w.cond)) {
+				s, _ := cm["status"].(string)
+				return strings.EqualFold(s, w.want), nil
+			}
+		}
+		return false, nil
+	case "jsonpath":
+		results, err := w.jp.FindResults(obj)
+		if err != nil || len(results) == 0 || len(results[0]) == 0 {
+			return false, nil
+		}
+		if !w.hasJV {
+			return true, nil
+		}
+		if len(results) > 1 || len(results[0]) > 1 {
+			return false, usageError("given jsonpath expression matches more than one value")
+		}
+		v := results[0][0].Interface()
+		switch v.(type) {
+		case map[string]any, []any:
+			return false, usageError("jsonpath leads to a nested object or list which is not supported")
+		}
+		return fmt.Sprint(v) == w.want, nil
+	}
+	return false, nil
 }
 
 // deadlineOf is ctx's deadline, or a minute from now for a wait without one.
