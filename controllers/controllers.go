@@ -14,7 +14,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"sort"
+	"reflect"
 	"sync"
 	"time"
 
@@ -296,6 +296,19 @@ func (c *Context) UpdateStatus(k *store.Kind, obj store.Object, change func(cur 
 
 var errUnchanged = fmt.Errorf("unchanged")
 
+// SetStatus writes status (the value of the object's Status field) when it
+// differs from the stored one.
+func (c *Context) SetStatus(k *store.Kind, obj store.Object, status any) error {
+	return c.UpdateStatus(k, obj, func(cur store.Object) bool {
+		f := reflect.ValueOf(cur).Elem().FieldByName("Status")
+		if reflect.DeepEqual(f.Interface(), status) {
+			return false
+		}
+		f.Set(reflect.ValueOf(status))
+		return true
+	})
+}
+
 // Exists reports whether a workload object with uid was stored at the start
 // of the pass.
 func (c *Context) Exists(uid types.UID) bool { return c.objects[uid] }
@@ -398,19 +411,11 @@ func Run(l store.Layout, exe, logLevel string, ready *os.File) error {
 	for _, d := range []string{l.PodsDir(), l.ObjectsDir()} {
 		_ = os.MkdirAll(d, 0o700)
 	}
-	watcher, err := ownerproc.NewWatcher(func() []string {
-		dirs := []string{l.PodsDir(), l.ObjectsDir()}
-		more, _ := filepath.Glob(filepath.Join(l.PodsDir(), "*"))
-		dirs = append(dirs, more...)
-		more, _ = filepath.Glob(filepath.Join(l.ObjectsDir(), "*"))
-		dirs = append(dirs, more...)
-		for _, k := range Kinds {
-			more, _ = filepath.Glob(filepath.Join(l.ObjectsDir(), "*", k.Store.Plural))
-			dirs = append(dirs, more...)
-		}
-		sort.Strings(dirs)
-		return dirs
-	})
+	var plurals []string
+	for _, k := range Kinds {
+		plurals = append(plurals, k.Store.Plural)
+	}
+	watcher, err := ownerproc.NewWatcher(func() []string { return ownerproc.StoreDirs(l, plurals...) })
 	if err != nil {
 		return err
 	}

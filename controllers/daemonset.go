@@ -2,7 +2,6 @@ package controllers
 
 import (
 	"os"
-	"reflect"
 	goruntime "runtime"
 	"sort"
 	"strconv"
@@ -37,16 +36,11 @@ func syncDaemonSet(c *Context, obj store.Object) error {
 	ds := obj.(*appsv1.DaemonSet)
 	hash := ComputeHash(&ds.Spec.Template, ds.Status.CollisionCount)
 	shouldRun := labels.SelectorFromSet(ds.Spec.Template.Spec.NodeSelector).Matches(nodeLabels())
-	var active, updated []*corev1.Pod
-	for _, p := range c.OwnedPods(ds.UID) {
-		switch {
-		case p.Status.Phase == corev1.PodFailed || p.Status.Phase == corev1.PodSucceeded:
-			c.DeletePod(p, ds.UID, p.Status.Phase == corev1.PodFailed)
-		case p.DeletionTimestamp == nil:
-			active = append(active, p)
-			if p.Labels[appsv1.DefaultDaemonSetUniqueLabelKey] == hash {
-				updated = append(updated, p)
-			}
+	active := c.ReplacingFinished(ds.UID)
+	var updated []*corev1.Pod
+	for _, p := range active {
+		if p.Labels[appsv1.DefaultDaemonSetUniqueLabelKey] == hash {
+			updated = append(updated, p)
 		}
 	}
 	sort.SliceStable(active, func(i, j int) bool { return active[i].CreationTimestamp.Before(&active[j].CreationTimestamp) })
@@ -123,14 +117,7 @@ func syncDaemonSet(c *Context, obj store.Object) error {
 	if st.NumberAvailable == st.DesiredNumberScheduled {
 		c.ctrl.resetBackoff(ds.UID)
 	}
-	if uerr := c.UpdateStatus(store.DaemonSetKind, ds, func(cur store.Object) bool {
-		d := cur.(*appsv1.DaemonSet)
-		if reflect.DeepEqual(d.Status, st) {
-			return false
-		}
-		d.Status = st
-		return true
-	}); uerr != nil && err == nil {
+	if uerr := c.SetStatus(store.DaemonSetKind, ds, st); uerr != nil && err == nil {
 		err = uerr
 	}
 	return err

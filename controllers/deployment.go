@@ -3,7 +3,6 @@ package controllers
 import (
 	"fmt"
 	"math"
-	"reflect"
 	"sort"
 	"strconv"
 	"time"
@@ -464,14 +463,7 @@ func (s *deploymentState) syncStatus(reason, msg string) error {
 			s.c.RequeueAfter(time.Until(cur.LastUpdateTime.Add(time.Duration(*d.Spec.ProgressDeadlineSeconds)*time.Second + time.Second)))
 		}
 	}
-	return s.c.UpdateStatus(store.DeploymentKind, d, func(cur store.Object) bool {
-		cd := cur.(*appsv1.Deployment)
-		if reflect.DeepEqual(cd.Status, st) {
-			return false
-		}
-		cd.Status = st
-		return true
-	})
+	return s.c.SetStatus(store.DeploymentKind, d, st)
 }
 
 func getCondition(st appsv1.DeploymentStatus, t appsv1.DeploymentConditionType) *appsv1.DeploymentCondition {

@@ -1,7 +1,6 @@
 package controllers
 
 import (
-	"reflect"
 	"sort"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -28,15 +27,7 @@ const burstReplicas = 500
 // matching the selector are not adopted.
 func syncReplicaSet(c *Context, obj store.Object) error {
 	rs := obj.(*appsv1.ReplicaSet)
-	var active []*corev1.Pod
-	for _, p := range c.OwnedPods(rs.UID) {
-		switch {
-		case p.Status.Phase == corev1.PodFailed || p.Status.Phase == corev1.PodSucceeded:
-			c.DeletePod(p, rs.UID, p.Status.Phase == corev1.PodFailed)
-		case p.DeletionTimestamp == nil:
-			active = append(active, p)
-		}
-	}
+	active := c.ReplacingFinished(rs.UID)
 	want := int32(1)
 	if rs.Spec.Replicas != nil {
 		want = *rs.Spec.Replicas
@@ -63,17 +54,26 @@ func syncReplicaSet(c *Context, obj store.Object) error {
 	if st.AvailableReplicas == want {
 		c.ctrl.resetBackoff(rs.UID)
 	}
-	if uerr := c.UpdateStatus(store.ReplicaSetKind, rs, func(cur store.Object) bool {
-		r := cur.(*appsv1.ReplicaSet)
-		if reflect.DeepEqual(r.Status, st) {
-			return false
-		}
-		r.Status = st
-		return true
-	}); uerr != nil && err == nil {
+	if uerr := c.SetStatus(store.ReplicaSetKind, rs, st); uerr != nil && err == nil {
 		err = uerr
 	}
 	return err
+}
+
+// ReplacingFinished returns the owner's active pods and deletes its finished
+// ones, so that they are replaced (a Failed one backs the owner off): the
+// ReplicaSet and DaemonSet controllers' way with pods that must keep running.
+func (c *Context) ReplacingFinished(uid types.UID) []*corev1.Pod {
+	var active []*corev1.Pod
+	for _, p := range c.OwnedPods(uid) {
+		switch {
+		case p.Status.Phase == corev1.PodFailed || p.Status.Phase == corev1.PodSucceeded:
+			c.DeletePod(p, uid, p.Status.Phase == corev1.PodFailed)
+		case p.DeletionTimestamp == nil:
+			active = append(active, p)
+		}
+	}
+	return active
 }
 
 func remove(pods []*corev1.Pod, uid types.UID) []*corev1.Pod {

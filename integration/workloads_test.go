@@ -408,24 +408,8 @@ spec:
 // not Ready.
 func TestRolloutStatusTimeout(t *testing.T) {
 	e := newEnv(t)
-	e.apply(`
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: web
-spec:
-  replicas: 1
-  selector: {matchLabels: {app: web}}
-  template:
-    metadata: {labels: {app: web}}
-    spec:
-      terminationGracePeriodSeconds: 1
-      containers:
-      - name: c
-        image: busybox:1.28
-        command: [sleep, "3600"]
-        readinessProbe: {tcpSocket: {port: 9}, periodSeconds: 1}
-`)
+	// The probe asks a port nothing listens on.
+	e.apply(strings.Replace(deployment(1, "{type: RollingUpdate}", 8080), "tcpSocket: {port: 8080}", "tcpSocket: {port: 9}", 1))
 	r := e.podrun("rollout", "status", "deployment/web", "--timeout", "3s")
 	if r.code != 124 || !strings.Contains(r.stdout, `Waiting for deployment "web" rollout to finish`) {
 		t.Errorf("rollout status: %s", r)

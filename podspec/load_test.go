@@ -120,8 +120,8 @@ spec:
 		},
 		{
 			name: "unsupported kind",
-			src:  "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\n",
-			want: []string{`pod.yaml:2: kind: kind Deployment is not supported`},
+			src:  "apiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\nmetadata:\n  name: d\n",
+			want: []string{`pod.yaml:2: kind: kind HorizontalPodAutoscaler is not supported`},
 		},
 		{
 			name: "wrong apiVersion",
@@ -167,8 +167,8 @@ spec:
 			src: `apiVersion: v1
 kind: List
 items:
-- apiVersion: apps/v1
-  kind: Deployment
+- apiVersion: autoscaling/v2
+  kind: HorizontalPodAutoscaler
   metadata: {name: s}
 - apiVersion: v1
   kind: Pod
@@ -178,7 +178,7 @@ items:
     - {name: c, image: busybox, imagePullpolicy: Always}
 `,
 			want: []string{
-				`pod.yaml:5: items[0].kind: kind Deployment is not supported`,
+				`pod.yaml:5: items[0].kind: kind HorizontalPodAutoscaler is not supported`,
 				`pod.yaml:12: items[1].spec.containers[0].imagePullpolicy: unknown field "imagePullpolicy"`,
 			},
 		},

@@ -15,7 +15,6 @@ import (
 	"net"
 	"net/netip"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -144,15 +143,7 @@ func Run(l store.Layout, ready *os.File) error {
 	for _, d := range []string{l.PodsDir(), l.ObjectsDir()} {
 		_ = os.MkdirAll(d, 0o700)
 	}
-	watcher, err := ownerproc.NewWatcher(func() []string {
-		dirs := []string{l.PodsDir(), l.ObjectsDir()}
-		more, _ := filepath.Glob(filepath.Join(l.PodsDir(), "*"))
-		dirs = append(dirs, more...)
-		more, _ = filepath.Glob(filepath.Join(l.ObjectsDir(), "*"))
-		dirs = append(dirs, more...)
-		more, _ = filepath.Glob(filepath.Join(l.ObjectsDir(), "*", "services"))
-		return append(dirs, more...)
-	})
+	watcher, err := ownerproc.NewWatcher(func() []string { return ownerproc.StoreDirs(l, "services") })
 	if err != nil {
 		return err
 	}

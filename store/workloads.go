@@ -11,52 +11,38 @@ import (
 // an apply keeps it and bumps metadata.generation when the spec changed, as
 // the API server's update strategies for them do.
 var (
-	DeploymentKind = &Kind{
-		Name: "Deployment", Plural: "deployments", Aliases: []string{"deployment", "deploy", "deployment.apps", "deployments.apps"},
-		Group: "apps", Version: "v1",
-		newObject: func() object { return &appsv1.Deployment{} },
-		same: func(a, b object) bool {
-			x, y := a.(*appsv1.Deployment), b.(*appsv1.Deployment)
-			return reflect.DeepEqual(x.Spec, y.Spec) && sameMeta(x, y)
-		},
-		immutable: func(object) bool { return false },
-		update: func(old, obj object) {
-			o, n := old.(*appsv1.Deployment), obj.(*appsv1.Deployment)
-			n.Status = o.Status
-			n.Generation = nextGeneration(o.Generation, !reflect.DeepEqual(o.Spec, n.Spec))
-		},
-	}
-	ReplicaSetKind = &Kind{
-		Name: "ReplicaSet", Plural: "replicasets", Aliases: []string{"replicaset", "rs", "replicaset.apps", "replicasets.apps"},
-		Group: "apps", Version: "v1",
-		newObject: func() object { return &appsv1.ReplicaSet{} },
-		same: func(a, b object) bool {
-			x, y := a.(*appsv1.ReplicaSet), b.(*appsv1.ReplicaSet)
-			return reflect.DeepEqual(x.Spec, y.Spec) && sameMeta(x, y)
-		},
-		immutable: func(object) bool { return false },
-		update: func(old, obj object) {
-			o, n := old.(*appsv1.ReplicaSet), obj.(*appsv1.ReplicaSet)
-			n.Status = o.Status
-			n.Generation = nextGeneration(o.Generation, !reflect.DeepEqual(o.Spec, n.Spec))
-		},
-	}
-	DaemonSetKind = &Kind{
-		Name: "DaemonSet", Plural: "daemonsets", Aliases: []string{"daemonset", "ds", "daemonset.apps", "daemonsets.apps"},
-		Group: "apps", Version: "v1",
-		newObject: func() object { return &appsv1.DaemonSet{} },
-		same: func(a, b object) bool {
-			x, y := a.(*appsv1.DaemonSet), b.(*appsv1.DaemonSet)
-			return reflect.DeepEqual(x.Spec, y.Spec) && sameMeta(x, y)
-		},
-		immutable: func(object) bool { return false },
-		update: func(old, obj object) {
-			o, n := old.(*appsv1.DaemonSet), obj.(*appsv1.DaemonSet)
-			n.Status = o.Status
-			n.Generation = nextGeneration(o.Generation, !reflect.DeepEqual(o.Spec, n.Spec))
-		},
-	}
+	DeploymentKind = WorkloadKind("Deployment", "deployments", "apps", "v1", []string{"deployment", "deploy"},
+		func() Object { return &appsv1.Deployment{} })
+	ReplicaSetKind = WorkloadKind("ReplicaSet", "replicasets", "apps", "v1", []string{"replicaset", "rs"},
+		func() Object { return &appsv1.ReplicaSet{} })
+	DaemonSetKind = WorkloadKind("DaemonSet", "daemonsets", "apps", "v1", []string{"daemonset", "ds"},
+		func() Object { return &appsv1.DaemonSet{} })
 )
+
+// WorkloadKind is the store's kind for an API type with Spec and Status
+// fields that a controller keeps: two objects are the same when their specs,
+// labels and annotations are; an apply keeps the stored status and makes the
+// generation 1 on create and +1 when the spec changed (the registries'
+// PrepareForCreate and PrepareForUpdate). kubectl's names for it are its
+// singular, plural (also with ".group") and short names.
+func WorkloadKind(name, plural, group, version string, aliases []string, newObject func() Object) *Kind {
+	field := func(o object, f string) reflect.Value { return reflect.ValueOf(o).Elem().FieldByName(f) }
+	singular := aliases[0]
+	return &Kind{
+		Name: name, Plural: plural, Group: group, Version: version,
+		Aliases:   append(aliases, singular+"."+group, plural+"."+group),
+		newObject: func() object { return newObject() },
+		same: func(a, b object) bool {
+			return reflect.DeepEqual(field(a, "Spec").Interface(), field(b, "Spec").Interface()) && sameMeta(a, b)
+		},
+		immutable: func(object) bool { return false },
+		update: func(old, obj object) {
+			field(obj, "Status").Set(field(old, "Status"))
+			changed := !reflect.DeepEqual(field(old, "Spec").Interface(), field(obj, "Spec").Interface())
+			obj.SetGeneration(nextGeneration(old.GetGeneration(), changed))
+		},
+	}
+}
 
 // nextGeneration is metadata.generation after an update: +1 when the spec
 // changed (the registries' PrepareForUpdate).

@@ -90,11 +90,9 @@ func rolloutStatus(obj store.Object) (string, bool, error) {
 // each new message to out (nil: none); it sleeps on changes of the kind's
 // directory. A timeout is exit 124.
 func waitRollout(ctx context.Context, l store.Layout, k *store.Kind, ns, name string, out io.Writer, timeout time.Duration) error {
-	dir := filepath.Join(l.ObjectsDir(), ns, k.Plural)
-	_ = os.MkdirAll(dir, 0o700)
-	w, err := ownerproc.NewWatcher(func() []string { return []string{dir} })
+	w, err := watchKind(l, k, ns)
 	if err != nil {
-		return failed("watching %s: %v", dir, err)
+		return err
 	}
 	defer w.Close()
 	last := ""
@@ -121,6 +119,17 @@ func waitRollout(ctx context.Context, l store.Layout, k *store.Kind, ns, name st
 			return cli.Exit("interrupted", exitFailed)
 		}
 	}
+}
+
+// watchKind watches the directory of a kind's objects in a namespace.
+func watchKind(l store.Layout, k *store.Kind, ns string) (*ownerproc.Watcher, error) {
+	dir := filepath.Join(l.ObjectsDir(), ns, k.Plural)
+	_ = os.MkdirAll(dir, 0o700)
+	w, err := ownerproc.NewWatcher(func() []string { return []string{dir} })
+	if err != nil {
+		return nil, failed("watching %s: %v", dir, err)
+	}
+	return w, nil
 }
 
 // waitChange sleeps until w sees a change (at most a second) or ctx ends;

@@ -8,7 +8,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -16,7 +15,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/util/jsonpath"
 
-	"github.com/podrun/podrun/internal/ownerproc"
 	"github.com/podrun/podrun/serviceowner"
 	"github.com/podrun/podrun/store"
 )
@@ -465,11 +463,9 @@ func waitObjects(c *cli.Context, k *store.Kind, names []string, cond *waitCond) 
 	ns := namespace(c)
 	ctx, cancel := deadlineContext(c.Duration("timeout"))
 	defer cancel()
-	dir := filepath.Join(l.ObjectsDir(), ns, k.Plural)
-	_ = os.MkdirAll(dir, 0o700)
-	w, err := ownerproc.NewWatcher(func() []string { return []string{dir} })
+	w, err := watchKind(l, k, ns)
 	if err != nil {
-		return failed("watching %s: %v", dir, err)
+		return err
 	}
 	defer w.Close()
 	pending := names

@@ -14,6 +14,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -200,6 +201,22 @@ func (p Process) WaitGone(timeout time.Duration) error {
 		time.Sleep(20 * time.Millisecond)
 	}
 	return nil
+}
+
+// StoreDirs are the store's directories an owner process watches: the pods
+// directory and each pod's (status writes), and the objects' directories of
+// the kinds named by their plurals, in every namespace.
+func StoreDirs(l store.Layout, plurals ...string) []string {
+	dirs := []string{l.PodsDir(), l.ObjectsDir()}
+	more, _ := filepath.Glob(filepath.Join(l.PodsDir(), "*"))
+	dirs = append(dirs, more...)
+	more, _ = filepath.Glob(filepath.Join(l.ObjectsDir(), "*"))
+	dirs = append(dirs, more...)
+	for _, p := range plurals {
+		more, _ = filepath.Glob(filepath.Join(l.ObjectsDir(), "*", p))
+		dirs = append(dirs, more...)
+	}
+	return dirs
 }
 
 // Watcher wakes an owner process when the store's directories change: the
