@@ -57,15 +57,21 @@ func KindOf(k *store.Kind) *Kind {
 // informers' resync).
 const resyncEvery = 10 * time.Second
 
-// HasObjects reports whether any workload object is stored, or a pod whose
-// controller is a workload object (until the garbage collection has deleted
-// it): the controllers process runs while one is.
+// HasObjects reports whether any workload object is stored: the controllers
+// process is started then.
 func HasObjects(l store.Layout) bool {
 	for _, k := range Kinds {
 		if objs, _ := l.List(k.Store, ""); len(objs) > 0 {
 			return true
 		}
 	}
+	return false
+}
+
+// hasOwnedPods reports whether a pod whose controller is a workload object
+// remains: a running controllers process stays until its garbage collection
+// has deleted them.
+func hasOwnedPods(l store.Layout) bool {
 	recs, _ := store.ListPods(l, "")
 	for _, r := range recs {
 		if r.Broken != nil {
@@ -89,6 +95,7 @@ func process(l store.Layout, logLevel string) ownerproc.Process {
 	return ownerproc.Process{
 		Paths: store.OwnerPaths{Dir: filepath.Join(l.RunRoot, "controllers")}, What: "the workload controllers",
 		Needed:  func() bool { return HasObjects(l) },
+		Stay:    func() bool { return hasOwnedPods(l) },
 		Args:    append(args, "controllers"),
 		LogPath: filepath.Join(Dir(l), "controllers.log"),
 	}
@@ -438,7 +445,7 @@ func Run(l store.Layout, exe, logLevel string, ready *os.File) error {
 		next := ct.pass(l, exe, logLevel, log)
 		// The last object gone and its pods deleted: exit, when still so
 		// under the start lock.
-		if !HasObjects(l) && ct.idle() && p.ExitIfIdle(nil) {
+		if !HasObjects(l) && ct.idle() && !hasOwnedPods(l) && p.ExitIfIdle(nil) {
 			return nil
 		}
 		wait := resyncEvery

@@ -94,8 +94,12 @@ func Tail(path string, n int64) string {
 type Process struct {
 	Paths store.OwnerPaths
 	What  string // "the services owner"
-	// Needed reports whether the process has work (objects exist).
+	// Needed reports whether the process has work (objects exist): it is
+	// started then.
 	Needed func() bool
+	// Stay, when set, is what besides Needed keeps a running process from
+	// exiting (work it finishes on its own, such as deleting orphans).
+	Stay func() bool
 	// Args are its arguments after the binary (--root R --run-root RR verb).
 	Args    []string
 	LogPath string
@@ -169,7 +173,7 @@ func (p Process) ExitIfIdle(cleanup func()) bool {
 		return false
 	}
 	defer start.Unlock()
-	if p.Needed() {
+	if p.Needed() || (p.Stay != nil && p.Stay()) {
 		return false
 	}
 	if cleanup != nil {
