@@ -69,7 +69,10 @@ func (m *Manifest) Plans() ([]*Plan, error) {
 		fe := append(workloadErrors(w), duplicate(kind, w.Object.GetNamespace(), w.Object.GetName())...)
 		if len(fe) > 0 {
 			errs = append(errs, &ValidationError{File: m.Source, Kind: kind, Name: w.Object.GetName(), Errors: fe})
+			continue
 		}
+		pod := PodFromTemplate(Template(w.Object), w.Object.GetNamespace(), w.Object.GetName())
+		w.Warnings = m.newPlan(pod, w.Origin).Warnings
 	}
 	var plans []*Plan
 	for i, pod := range m.Pods {
@@ -79,14 +82,6 @@ func (m *Manifest) Plans() ([]*Plan, error) {
 		}
 		var fe field.ErrorList
 		kind := "pod"
-		if origin.Job != nil {
-			kind = "job"
-			for _, e := range validateJob(origin.Job) {
-				e := *e
-				e.Field = origin.Prefix + e.Field
-				fe = append(fe, &e)
-			}
-		}
 		for _, e := range append(Validate(pod), duplicate("pod", pod.Namespace, pod.Name)...) {
 			e := *e
 			e.Field = origin.SourcePath(e.Field)

@@ -56,11 +56,7 @@ var Unsupported = []UnsupportedField{
 	{Kind: "Pod", Path: "spec.{initContainers,containers}[*].env[*].valueFrom.fileKeyRef", Reason: "alpha field (EnvFiles)"},
 	{Kind: "Pod", Path: "spec.{initContainers,containers}[*].volumeMounts[*].mountPath", When: "relative", Reason: "runc mounts at absolute paths only", match: relativePath},
 	{Kind: "Pod", Path: "spec.{initContainers,containers}[*].securityContext.windowsOptions.hostProcess", When: "true", Reason: "Windows HostProcess containers", match: boolIs(true)},
-	{Kind: "Job", Path: "spec.parallelism", When: "> 1", Reason: "podrun runs one pod per Job", match: intAbove(1)},
-	{Kind: "Job", Path: "spec.completions", When: "> 1", Reason: "podrun runs one pod per Job", match: intAbove(1)},
-	{Kind: "Job", Path: "spec.completionMode", When: "Indexed", Reason: "indexed Jobs run several pods", match: stringIs(string(batchv1.IndexedCompletion))},
-	{Kind: "Job", Path: "spec.{podFailurePolicy,successPolicy,backoffLimitPerIndex,maxFailedIndexes}", Reason: "Job controller policies are not implemented"},
-	{Kind: "Job", Path: "spec.suspend", When: "true", Reason: "a suspended Job runs no pod", match: boolIs(true)},
+	{Kind: "Job", Path: "spec.{successPolicy,backoffLimitPerIndex,maxFailedIndexes}", Reason: "these Job controller policies are not implemented"},
 	{Kind: "Job", Path: "spec.managedBy", Reason: "Jobs managed by another controller"},
 }
 

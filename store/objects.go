@@ -66,7 +66,7 @@ type object interface {
 }
 
 // Kinds is the table of object kinds the store keeps besides pods.
-var Kinds = []*Kind{ConfigMapKind, SecretKind, ServiceKind, DeploymentKind, ReplicaSetKind, DaemonSetKind}
+var Kinds = []*Kind{ConfigMapKind, SecretKind, ServiceKind, DeploymentKind, ReplicaSetKind, DaemonSetKind, StatefulSetKind, JobKind, CronJobKind}
 
 // ConfigMapKind and SecretKind are the core/v1 kinds pods take data from.
 var (

@@ -1,0 +1,335 @@
+package podspec
+
+import (
+	"fmt"
+	"reflect"
+
+	"github.com/robfig/cron/v3"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// The rows of the loader's kinds table for Job, CronJob (batch/v1) and
+// StatefulSet (apps/v1), with the defaults of k8s.io/kubernetes
+// pkg/apis/batch/v1/defaults.go and pkg/apis/apps/v1/defaults.go.
+func init() {
+	workloadKinds["Job"] = kindInfo{"batch/v1", reflect.TypeOf(batchv1.Job{}), func(l *loader, obj runtime.Object, origin Origin) {
+		o := obj.(*batchv1.Job)
+		o.Status = batchv1.JobStatus{}
+		SetJobDefaults(o)
+		if !l.templateInitAnnotations(&o.Spec.Template, &origin) {
+			return
+		}
+		l.addWorkload("Job", &o.ObjectMeta, o, origin, &o.Spec.Template)
+		jobTemplateLabels(o)
+	}}
+	workloadKinds["CronJob"] = kindInfo{"batch/v1", reflect.TypeOf(batchv1.CronJob{}), func(l *loader, obj runtime.Object, origin Origin) {
+		o := obj.(*batchv1.CronJob)
+		o.Status = batchv1.CronJobStatus{}
+		SetCronJobDefaults(o)
+		l.addWorkload("CronJob", &o.ObjectMeta, o, origin, &o.Spec.JobTemplate.Spec.Template)
+	}}
+	workloadKinds["StatefulSet"] = kindInfo{"apps/v1", reflect.TypeOf(appsv1.StatefulSet{}), func(l *loader, obj runtime.Object, origin Origin) {
+		o := obj.(*appsv1.StatefulSet)
+		o.Status = appsv1.StatefulSetStatus{}
+		SetStatefulSetDefaults(o)
+		l.addWorkload("StatefulSet", &o.ObjectMeta, o, origin, &o.Spec.Template)
+	}}
+}
+
+// templateInitAnnotations turns the pre-1.8 init-container annotations of a
+// pod template into its spec.initContainers, as for a pod.
+func (l *loader) templateInitAnnotations(tmpl *corev1.PodTemplateSpec, origin *Origin) bool {
+	origin.Template = true
+	pod := &corev1.Pod{ObjectMeta: tmpl.ObjectMeta, Spec: tmpl.Spec}
+	if !l.initAnnotations(pod, origin) {
+		return false
+	}
+	tmpl.Spec = pod.Spec
+	return true
+}
+
+// jobTemplateLabels are the labels the API server adds to a Job's template
+// at creation (batch strategy generateSelector): job-name, and
+// controller-uid once the Job has its UID (the controller adds that one to
+// the pods it makes).
+func jobTemplateLabels(job *batchv1.Job) {
+	if len(validation.IsValidLabelValue(job.Name)) != 0 {
+		return
+	}
+	if job.Spec.Template.Labels == nil {
+		job.Spec.Template.Labels = map[string]string{}
+	}
+	job.Spec.Template.Labels[batchv1.JobNameLabel] = job.Name
+	job.Spec.Template.Labels["job-name"] = job.Name // the legacy unprefixed label
+}
+
+// SetJobDefaults is SetDefaults_Job (batch/v1).
+func SetJobDefaults(o *batchv1.Job) {
+	s := &o.Spec
+	if s.Completions == nil && s.Parallelism == nil {
+		s.Completions, s.Parallelism = int32p(1), int32p(1)
+	}
+	if s.Parallelism == nil {
+		s.Parallelism = int32p(1)
+	}
+	if s.BackoffLimit == nil {
+		if s.BackoffLimitPerIndex != nil {
+			s.BackoffLimit = int32p(2147483647)
+		} else {
+			s.BackoffLimit = int32p(6)
+		}
+	}
+	if s.CompletionMode == nil {
+		m := batchv1.NonIndexedCompletion
+		s.CompletionMode = &m
+	}
+	if s.Suspend == nil {
+		f := false
+		s.Suspend = &f
+	}
+	if s.PodReplacementPolicy == nil {
+		p := batchv1.TerminatingOrFailed
+		if s.PodFailurePolicy != nil {
+			p = batchv1.Failed
+		}
+		s.PodReplacementPolicy = &p
+	}
+	if s.ManualSelector == nil {
+		f := false
+		s.ManualSelector = &f
+	}
+	if pfp := s.PodFailurePolicy; pfp != nil {
+		for i := range pfp.Rules {
+			for j := range pfp.Rules[i].OnPodConditions {
+				if pfp.Rules[i].OnPodConditions[j].Status == "" {
+					pfp.Rules[i].OnPodConditions[j].Status = corev1.ConditionTrue
+				}
+			}
+		}
+	}
+}
+
+// SetCronJobDefaults is SetDefaults_CronJob (batch/v1), with the defaults
+// of its Job template.
+func SetCronJobDefaults(o *batchv1.CronJob) {
+	if o.Spec.ConcurrencyPolicy == "" {
+		o.Spec.ConcurrencyPolicy = batchv1.AllowConcurrent
+	}
+	if o.Spec.Suspend == nil {
+		f := false
+		o.Spec.Suspend = &f
+	}
+	if o.Spec.SuccessfulJobsHistoryLimit == nil {
+		o.Spec.SuccessfulJobsHistoryLimit = int32p(3)
+	}
+	if o.Spec.FailedJobsHistoryLimit == nil {
+		o.Spec.FailedJobsHistoryLimit = int32p(1)
+	}
+	j := &batchv1.Job{Spec: o.Spec.JobTemplate.Spec}
+	SetJobDefaults(j)
+	o.Spec.JobTemplate.Spec = j.Spec
+}
+
+// SetStatefulSetDefaults is SetDefaults_StatefulSet (apps/v1).
+func SetStatefulSetDefaults(o *appsv1.StatefulSet) {
+	s := &o.Spec
+	if s.PodManagementPolicy == "" {
+		s.PodManagementPolicy = appsv1.OrderedReadyPodManagement
+	}
+	if s.UpdateStrategy.Type == "" {
+		s.UpdateStrategy.Type = appsv1.RollingUpdateStatefulSetStrategyType
+	}
+	if s.UpdateStrategy.Type == appsv1.RollingUpdateStatefulSetStrategyType {
+		if s.UpdateStrategy.RollingUpdate == nil {
+			s.UpdateStrategy.RollingUpdate = &appsv1.RollingUpdateStatefulSetStrategy{}
+		}
+		if s.UpdateStrategy.RollingUpdate.Partition == nil {
+			s.UpdateStrategy.RollingUpdate.Partition = int32p(0)
+		}
+	}
+	if s.PersistentVolumeClaimRetentionPolicy == nil {
+		s.PersistentVolumeClaimRetentionPolicy = &appsv1.StatefulSetPersistentVolumeClaimRetentionPolicy{}
+	}
+	if s.PersistentVolumeClaimRetentionPolicy.WhenDeleted == "" {
+		s.PersistentVolumeClaimRetentionPolicy.WhenDeleted = appsv1.RetainPersistentVolumeClaimRetentionPolicyType
+	}
+	if s.PersistentVolumeClaimRetentionPolicy.WhenScaled == "" {
+		s.PersistentVolumeClaimRetentionPolicy.WhenScaled = appsv1.RetainPersistentVolumeClaimRetentionPolicyType
+	}
+	if s.Replicas == nil {
+		s.Replicas = int32p(1)
+	}
+	if s.RevisionHistoryLimit == nil {
+		s.RevisionHistoryLimit = int32p(10)
+	}
+}
+
+// validateJobSpec is the batch API's ValidateJobSpec (pkg/apis/batch/validation),
+// the pod template aside, and the Job fields podrun cannot honour.
+func validateJobSpec(s *batchv1.JobSpec, spec *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for _, f := range []struct {
+		name string
+		v    *int32
+	}{{"parallelism", s.Parallelism}, {"completions", s.Completions}, {"backoffLimit", s.BackoffLimit}} {
+		if f.v != nil {
+			errs = append(errs, validateNonnegative(int64(*f.v), spec.Child(f.name))...)
+		}
+	}
+	if s.ActiveDeadlineSeconds != nil && *s.ActiveDeadlineSeconds <= 0 {
+		errs = append(errs, field.Invalid(spec.Child("activeDeadlineSeconds"), *s.ActiveDeadlineSeconds, "must be greater than 0"))
+	}
+	if s.TTLSecondsAfterFinished != nil {
+		errs = append(errs, validateNonnegative(int64(*s.TTLSecondsAfterFinished), spec.Child("ttlSecondsAfterFinished"))...)
+	}
+	if m := s.CompletionMode; m != nil {
+		switch *m {
+		case batchv1.NonIndexedCompletion:
+		case batchv1.IndexedCompletion:
+			if s.Completions == nil {
+				errs = append(errs, field.Required(spec.Child("completions"), fmt.Sprintf("when completion mode is %s", batchv1.IndexedCompletion)))
+			}
+			if s.Parallelism != nil && *s.Parallelism > 100000 {
+				errs = append(errs, field.Invalid(spec.Child("parallelism"), *s.Parallelism, "must be less than or equal to 100000 when completion mode is Indexed"))
+			}
+			if s.Completions != nil && *s.Completions > 100000 {
+				errs = append(errs, field.Invalid(spec.Child("completions"), *s.Completions, "must be less than or equal to 100000 when completion mode is Indexed"))
+			}
+		default:
+			errs = append(errs, field.NotSupported(spec.Child("completionMode"), *m, []string{string(batchv1.NonIndexedCompletion), string(batchv1.IndexedCompletion)}))
+		}
+	}
+	if s.Selector != nil {
+		sel, err := metav1.LabelSelectorAsSelector(s.Selector)
+		if err != nil {
+			errs = append(errs, field.Invalid(spec.Child("selector"), s.Selector, err.Error()))
+		} else if s.ManualSelector != nil && *s.ManualSelector && !sel.Matches(labels.Set(s.Template.Labels)) {
+			errs = append(errs, field.Invalid(spec.Child("template", "metadata", "labels"), s.Template.Labels, "`selector` does not match template `labels`"))
+		}
+	}
+	// The template's restartPolicy was defaulted to Always when empty, which
+	// a Job refuses, as the API server does.
+	rp := s.Template.Spec.RestartPolicy
+	if rp != corev1.RestartPolicyOnFailure && rp != corev1.RestartPolicyNever {
+		if rp == "" {
+			rp = corev1.RestartPolicyAlways
+		}
+		errs = append(errs, field.NotSupported(spec.Child("template", "spec", "restartPolicy"), rp,
+			[]string{string(corev1.RestartPolicyOnFailure), string(corev1.RestartPolicyNever)}))
+	}
+	if s.Template.Spec.ActiveDeadlineSeconds != nil {
+		errs = append(errs, validateNonnegative(*s.Template.Spec.ActiveDeadlineSeconds, spec.Child("template", "spec", "activeDeadlineSeconds"))...)
+	}
+	if pfp := s.PodFailurePolicy; pfp != nil {
+		errs = append(errs, validatePodFailurePolicy(s, spec.Child("podFailurePolicy"))...)
+	}
+	return errs
+}
+
+// validatePodFailurePolicy is validatePodFailurePolicy of the batch API.
+func validatePodFailurePolicy(s *batchv1.JobSpec, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if s.Template.Spec.RestartPolicy != corev1.RestartPolicyNever {
+		errs = append(errs, field.Invalid(field.NewPath("spec", "template", "spec", "restartPolicy"), s.Template.Spec.RestartPolicy, "only \"Never\" is supported when podFailurePolicy is specified"))
+	}
+	containers := map[string]bool{}
+	for _, c := range append(append([]corev1.Container(nil), s.Template.Spec.InitContainers...), s.Template.Spec.Containers...) {
+		containers[c.Name] = true
+	}
+	actions := []string{string(batchv1.PodFailurePolicyActionFailJob), string(batchv1.PodFailurePolicyActionIgnore), string(batchv1.PodFailurePolicyActionCount)}
+	for i, r := range s.PodFailurePolicy.Rules {
+		rp := p.Child("rules").Index(i)
+		switch r.Action {
+		case batchv1.PodFailurePolicyActionFailJob, batchv1.PodFailurePolicyActionIgnore, batchv1.PodFailurePolicyActionCount:
+		case batchv1.PodFailurePolicyActionFailIndex:
+			errs = append(errs, field.Forbidden(rp.Child("action"), "may not be FailIndex when backoffLimitPerIndex is not set"))
+		default:
+			errs = append(errs, field.NotSupported(rp.Child("action"), r.Action, actions))
+		}
+		switch {
+		case r.OnExitCodes != nil && len(r.OnPodConditions) > 0:
+			errs = append(errs, field.Invalid(rp, field.OmitValueType{}, "specifying both OnExitCodes and OnPodConditions is not supported"))
+		case r.OnExitCodes == nil && len(r.OnPodConditions) == 0:
+			errs = append(errs, field.Invalid(rp, field.OmitValueType{}, "specifying one of OnExitCodes and OnPodConditions is required"))
+		}
+		if ec := r.OnExitCodes; ec != nil {
+			ep := rp.Child("onExitCodes")
+			if ec.ContainerName != nil && !containers[*ec.ContainerName] {
+				errs = append(errs, field.Invalid(ep.Child("containerName"), *ec.ContainerName, "must be one of the container or initContainer names in the pod template"))
+			}
+			if ec.Operator != batchv1.PodFailurePolicyOnExitCodesOpIn && ec.Operator != batchv1.PodFailurePolicyOnExitCodesOpNotIn {
+				errs = append(errs, field.NotSupported(ep.Child("operator"), ec.Operator, []string{string(batchv1.PodFailurePolicyOnExitCodesOpIn), string(batchv1.PodFailurePolicyOnExitCodesOpNotIn)}))
+			}
+			if len(ec.Values) == 0 {
+				errs = append(errs, field.Invalid(ep.Child("values"), ec.Values, "at least one value is required"))
+			}
+			for j, v := range ec.Values {
+				if ec.Operator == batchv1.PodFailurePolicyOnExitCodesOpIn && v == 0 {
+					errs = append(errs, field.Invalid(ep.Child("values").Index(j), v, "must not be 0 for the In operator"))
+				}
+				if j > 0 && ec.Values[j-1] >= v {
+					errs = append(errs, field.Invalid(ep.Child("values").Index(j), v, "must be ordered"))
+				}
+			}
+		}
+	}
+	return errs
+}
+
+// validateBatchOrStatefulSet validates the workload kinds of this file; ok
+// is false for another kind.
+func validateBatchOrStatefulSet(w *Workload) (field.ErrorList, bool) {
+	spec := field.NewPath("spec")
+	switch o := w.Object.(type) {
+	case *batchv1.Job:
+		errs := apimachineryvalidation.ValidateObjectMeta(&o.ObjectMeta, true, apimachineryvalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
+		errs = append(errs, validateJobSpec(&o.Spec, spec)...)
+		return append(errs, checkUnsupportedJob(o)...), true
+	case *batchv1.CronJob:
+		errs := apimachineryvalidation.ValidateObjectMeta(&o.ObjectMeta, true, apimachineryvalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
+		if len(o.Name) > 52 {
+			errs = append(errs, field.Invalid(field.NewPath("metadata", "name"), o.Name, "must be no more than 52 characters"))
+		}
+		if o.Spec.Schedule == "" {
+			errs = append(errs, field.Required(spec.Child("schedule"), ""))
+		} else if _, err := ParseSchedule(o.Spec.Schedule); err != nil {
+			errs = append(errs, field.Invalid(spec.Child("schedule"), o.Spec.Schedule, err.Error()))
+		}
+		switch o.Spec.ConcurrencyPolicy {
+		case batchv1.AllowConcurrent, batchv1.ForbidConcurrent, batchv1.ReplaceConcurrent:
+		default:
+			errs = append(errs, field.NotSupported(spec.Child("concurrencyPolicy"), o.Spec.ConcurrencyPolicy, []string{string(batchv1.AllowConcurrent), string(batchv1.ForbidConcurrent), string(batchv1.ReplaceConcurrent)}))
+		}
+		if d := o.Spec.StartingDeadlineSeconds; d != nil {
+			errs = append(errs, validateNonnegative(*d, spec.Child("startingDeadlineSeconds"))...)
+		}
+		errs = append(errs, validateJobSpec(&o.Spec.JobTemplate.Spec, spec.Child("jobTemplate", "spec"))...)
+		return errs, true
+	}
+	return nil, false
+}
+
+// ParseSchedule parses a CronJob's schedule as the CronJob controller does
+// (cron.ParseStandard of github.com/robfig/cron/v3: five fields, or a
+// descriptor such as @hourly, with an optional CRON_TZ= or TZ= prefix).
+func ParseSchedule(s string) (cron.Schedule, error) {
+	return cron.ParseStandard(s)
+}
+
+// validateVolumeClaimTemplates refuses claim templates while podrun has no
+// PersistentVolumeClaim kind to make them with.
+func validateVolumeClaimTemplates(o *appsv1.StatefulSet, p *field.Path) field.ErrorList {
+	if len(o.Spec.VolumeClaimTemplates) == 0 {
+		return nil
+	}
+	return field.ErrorList{field.Forbidden(p, "not supported by podrun: persistent volume claims are not available")}
+}
