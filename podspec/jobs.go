@@ -29,7 +29,7 @@ func init() {
 			return
 		}
 		l.addWorkload("Job", &o.ObjectMeta, o, origin, &o.Spec.Template)
-		jobTemplateLabels(o)
+		JobTemplateLabels(o)
 	}}
 	workloadKinds["CronJob"] = kindInfo{"batch/v1", reflect.TypeOf(batchv1.CronJob{}), func(l *loader, obj runtime.Object, origin Origin) {
 		o := obj.(*batchv1.CronJob)
@@ -57,11 +57,11 @@ func (l *loader) templateInitAnnotations(tmpl *corev1.PodTemplateSpec, origin *O
 	return true
 }
 
-// jobTemplateLabels are the labels the API server adds to a Job's template
+// JobTemplateLabels adds the labels the API server adds to a Job's template
 // at creation (batch strategy generateSelector): job-name, and
 // controller-uid once the Job has its UID (the controller adds that one to
 // the pods it makes).
-func jobTemplateLabels(job *batchv1.Job) {
+func JobTemplateLabels(job *batchv1.Job) {
 	if len(validation.IsValidLabelValue(job.Name)) != 0 {
 		return
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/urfave/cli/v2"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 
@@ -33,7 +34,7 @@ func applyCommand() *cli.Command {
   # From stdin; print what would be created, with the defaults, and change nothing
   cat pod.yaml | podrun apply -f - --dry-run=client -o yaml`,
 		Flags: append(filenameFlags("the manifest"),
-			&cli.BoolFlag{Name: "wait", Usage: "wait until every pod is Ready (restartPolicy Always) or has finished (Never, OnFailure); a container that fails first fails the wait (exit 1)"},
+			&cli.BoolFlag{Name: "wait", Usage: "wait until every pod is Ready (restartPolicy Always) or has finished (Never, OnFailure), and every Job is Complete; a container that fails first, or a Job that fails, fails the wait (exit 1)"},
 			&cli.BoolFlag{Name: "allow-restarts", Usage: "with --wait: wait through container restarts instead of failing at the first"},
 			&cli.DurationFlag{Name: "timeout", Value: 5 * time.Minute, Usage: "how long --wait waits (0 = forever); then exit 124"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "with --wait: no progress lines"},
@@ -206,7 +207,20 @@ func runApply(c *cli.Context) error {
 	if c.Bool("quiet") {
 		o.progress = nil
 	}
-	return waitForPods(l, records, o)
+	if err := waitForPods(l, records, o); err != nil {
+		return err
+	}
+	// Jobs: until Complete (exit 0) or Failed (exit 1, with the reason).
+	var jobs []jobWait
+	for _, w := range in.workloads {
+		if w.Kind == "Job" {
+			jobs = append(jobs, jobWait{w.Object.GetNamespace(), w.Object.GetName()})
+		}
+	}
+	if len(jobs) == 0 {
+		return nil
+	}
+	return waitForJobs(l, jobs, batchv1.JobComplete, "true", false, o.timeout, o.progress)
 }
 
 // checkNamespaces refuses, as kubectl does, an object whose manifest names

@@ -116,14 +116,14 @@ func runDelete(c *cli.Context) error {
 					return err
 				}
 			}
-			pod := 0 // m.Pods holds one pod per Pod or Job, in order
+			pod := 0 // m.Pods holds one pod per Pod, in order
 			for _, o := range m.Objects {
 				ons := o.Namespace
 				if ons == "" {
 					ons = ns
 				}
 				switch o.Kind {
-				case "Pod", "Job":
+				case "Pod":
 					if pod < len(m.Pods) {
 						find(ons, []string{m.Pods[pod].Name})
 					}
