@@ -36,17 +36,19 @@ type jobPods struct {
 }
 
 // classifyJobPods sorts a Job's pods by phase; those being deleted are
-// terminating.
+// terminating, whatever their phase.
 func classifyJobPods(all []*corev1.Pod, deleting func(*corev1.Pod) bool) jobPods {
 	var jp jobPods
 	for _, p := range all {
 		switch {
+		case p.DeletionTimestamp != nil || deleting(p):
+			// Being deleted (the controller's own deletions: a pod it
+			// stops is not counted as finished).
+			jp.terminating++
 		case p.Status.Phase == corev1.PodSucceeded:
 			jp.succeeded = append(jp.succeeded, p)
 		case p.Status.Phase == corev1.PodFailed:
 			jp.failed = append(jp.failed, p)
-		case p.DeletionTimestamp != nil || deleting(p):
-			jp.terminating++
 		default:
 			jp.active = append(jp.active, p)
 		}

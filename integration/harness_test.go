@@ -264,6 +264,12 @@ func containerState(p *corev1.Pod, name string) corev1.ContainerStatus {
 func (e *env) cleanup() {
 	t := e.t
 	if _, err := os.Stat(e.root); err == nil {
+		// Workload objects first, so that no controller replaces the pods.
+		for _, kind := range []string{"statefulsets", "cronjobs", "jobs"} {
+			if r := e.podrun("delete", kind, "--all", "-A", "--grace-period", "1"); r.code != 0 {
+				t.Errorf("cleanup: delete %s --all: %s", kind, r)
+			}
+		}
 		if r := e.podrun("delete", "--all", "-A", "--grace-period", "1"); r.code != 0 {
 			t.Errorf("cleanup: delete --all: %s", r)
 		}

@@ -281,7 +281,7 @@ spec:
 	out := e.must("get", "cronjob", "nightly").stdout
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	if len(lines) != 2 || !strings.HasPrefix(lines[0], "NAME") || !strings.Contains(lines[0], "LAST SCHEDULE") ||
-		strings.Join(strings.Fields(lines[1])[:6], " ") != "nightly 0 3 * * * <none> true 0" {
+		strings.Join(strings.Fields(lines[1])[:10], " ") != "nightly 0 3 * * * <none> true 0 <none>" {
 		t.Fatalf("get cronjob:\n%s", out)
 	}
 	r := e.must("create", "job", "manual-1", "--from=cronjob/nightly")

@@ -333,3 +333,33 @@ func validateVolumeClaimTemplates(o *appsv1.StatefulSet, p *field.Path) field.Er
 	}
 	return field.ErrorList{field.Forbidden(p, "not supported by podrun: persistent volume claims are not available")}
 }
+
+// JobFromCronJob is a Job made from a CronJob's jobTemplate, named name,
+// owned by the CronJob, with annotations added to the template's
+// (kubectl create job --from's cronjob.kubernetes.io/instantiate=manual, the
+// CronJob controller's scheduled timestamp): getJobFromTemplate2 and
+// kubectl's createJobFromCronJob.
+func JobFromCronJob(cj *batchv1.CronJob, name string, annotations map[string]string) *batchv1.Job {
+	ann := map[string]string{}
+	for k, v := range cj.Spec.JobTemplate.Annotations {
+		ann[k] = v
+	}
+	for k, v := range annotations {
+		ann[k] = v
+	}
+	lbl := map[string]string{}
+	for k, v := range cj.Spec.JobTemplate.Labels {
+		lbl[k] = v
+	}
+	yes := true
+	job := &batchv1.Job{
+		TypeMeta: metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name: name, Namespace: cj.Namespace, Annotations: ann, Labels: lbl,
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "CronJob", Name: cj.Name, UID: cj.UID, Controller: &yes, BlockOwnerDeletion: &yes}},
+		},
+		Spec: *cj.Spec.JobTemplate.Spec.DeepCopy(),
+	}
+	JobTemplateLabels(job)
+	return job
+}

@@ -517,4 +517,3 @@ func generateName(base string) string {
 	}
 	return base + string(b)
 }
-

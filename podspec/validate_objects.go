@@ -92,4 +92,3 @@ func ValidateSecret(s *corev1.Secret) field.ErrorList {
 	}
 	return errs
 }
-

@@ -13,7 +13,6 @@ import (
 	"github.com/urfave/cli/v2"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/podrun/podrun/internal/ownerproc"
 	"github.com/podrun/podrun/podspec"
@@ -187,7 +186,7 @@ func runCreateJob(c *cli.Context) error {
 	if err != nil {
 		return failed("%v", err)
 	}
-	job := JobFromCronJob(obj.(*batchv1.CronJob), name)
+	job := podspec.JobFromCronJob(obj.(*batchv1.CronJob), name, map[string]string{"cronjob.kubernetes.io/instantiate": "manual"})
 	if errs := validateJobName(job); errs != "" {
 		return usageError("%s", errs)
 	}
@@ -210,25 +209,3 @@ func validateJobName(job *batchv1.Job) string {
 	}
 	return ""
 }
-
-// JobFromCronJob is kubectl create job --from=cronjob/X's job: the CronJob's
-// jobTemplate, annotated cronjob.kubernetes.io/instantiate=manual, owned by
-// the CronJob.
-func JobFromCronJob(cj *batchv1.CronJob, name string) *batchv1.Job {
-	ann := map[string]string{"cronjob.kubernetes.io/instantiate": "manual"}
-	for k, v := range cj.Spec.JobTemplate.Annotations {
-		ann[k] = v
-	}
-	yes := true
-	job := &batchv1.Job{
-		TypeMeta: metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"},
-		ObjectMeta: metav1.ObjectMeta{
-			Name: name, Namespace: cj.Namespace, Annotations: ann, Labels: cj.Spec.JobTemplate.Labels,
-			OwnerReferences: []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "CronJob", Name: cj.Name, UID: cj.UID, Controller: &yes}},
-		},
-		Spec: *cj.Spec.JobTemplate.Spec.DeepCopy(),
-	}
-	podspec.JobTemplateLabels(job)
-	return job
-}
-
