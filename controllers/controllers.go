@@ -41,7 +41,7 @@ type Kind struct {
 }
 
 // Kinds is the table of the workload kinds, in sync order.
-var Kinds = []*Kind{replicaSetKind, cronJobKind, jobKind}
+var Kinds = []*Kind{replicaSetKind, statefulSetKind, cronJobKind, jobKind}
 
 // KindOf returns the workload kind of a stored kind, nil for another kind.
 func KindOf(k *store.Kind) *Kind {
