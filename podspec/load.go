@@ -30,6 +30,8 @@ type Manifest struct {
 	ConfigMaps []*corev1.ConfigMap
 	Secrets    []*corev1.Secret
 	Services   []*corev1.Service // decoded and defaulted (SetServiceDefaults)
+	Claims     []*corev1.PersistentVolumeClaim
+	Namespaces []*corev1.Namespace
 	// Origins[i] tells where Pods[i] came from, so that errors name the
 	// paths the user wrote (a Job's pod lives under spec.template).
 	Origins []Origin

@@ -34,6 +34,17 @@ type Kind struct {
 	same func(a, b object) bool
 	// immutable reports whether an object may not change any more.
 	immutable func(o object) bool
+	// ClusterScoped kinds (Namespace) have no namespace:
+	// <root>/objects/<plural>/<name>.json.
+	ClusterScoped bool
+	// prepare, when set, completes an object before it is stored: old is the
+	// stored object it replaces, nil on create (the UID is set by then). An
+	// error refuses the change.
+	prepare func(l Layout, old, obj object) error
+	// remove, when set, deletes the object (under its name's reservation)
+	// instead of removing its file: a claim's directory goes with it, or
+	// later while a pod uses it.
+	remove func(l Layout, obj object) error
 }
 
 // object is what the store needs of an API object.
@@ -42,7 +53,7 @@ type object interface {
 }
 
 // Kinds is the table of object kinds the store keeps besides pods.
-var Kinds = []*Kind{ConfigMapKind, SecretKind, ServiceKind}
+var Kinds = []*Kind{ConfigMapKind, SecretKind, ServiceKind, ClaimKind, NamespaceKind}
 
 // ConfigMapKind and SecretKind are the core/v1 kinds pods take data from.
 var (
@@ -111,6 +122,9 @@ func (l Layout) objectsDir(k *Kind) string {
 }
 
 func (l Layout) objectPath(k *Kind, namespace, name string) string {
+	if k.ClusterScoped {
+		return filepath.Join(l.objectsDir(k), k.Plural, fileName(name, maxFileName-len(".json"))+".json")
+	}
 	return filepath.Join(l.objectsDir(k), namespace, k.Plural, fileName(name, maxFileName-len(".json"))+".json")
 }
 
@@ -150,6 +164,14 @@ func (l Layout) Put(k *Kind, obj object) (string, error) {
 		}
 		obj.SetUID(old.GetUID())
 		obj.SetCreationTimestamp(old.GetCreationTimestamp())
+		if k.prepare != nil {
+			if err := k.prepare(l, old, obj); err != nil {
+				return "", err
+			}
+			if k.same(old, obj) {
+				return "unchanged", nil
+			}
+		}
 		action = "configured"
 	case err != nil && !errors.Is(err, fs.ErrNotExist):
 		// A record that cannot be read is replaced by the new one.
@@ -157,24 +179,41 @@ func (l Layout) Put(k *Kind, obj object) (string, error) {
 	if action == "created" {
 		obj.SetUID(types.UID(uuid.NewString()))
 		obj.SetCreationTimestamp(metav1.Now())
+		if k.prepare != nil {
+			if err := k.prepare(l, nil, obj); err != nil {
+				return "", err
+			}
+		}
 	}
-	data, err := json.Marshal(obj)
-	if err != nil {
+	if err := l.writeObject(k, obj); err != nil {
 		return "", err
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return "", err
-	}
-	if err := WriteJSON(path, objectRecord{Version: objectVersion, Kind: k.Name, Object: data}); err != nil {
-		return "", fmt.Errorf("storing %s %s/%s: %w", k.Name, obj.GetNamespace(), obj.GetName(), err)
 	}
 	return action, nil
+}
+
+// writeObject writes an object's record; the caller holds its name's reservation.
+func (l Layout) writeObject(k *Kind, obj object) error {
+	path := l.objectPath(k, obj.GetNamespace(), obj.GetName())
+	data, err := json.Marshal(obj)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	if err := WriteJSON(path, objectRecord{Version: objectVersion, Kind: k.Name, Object: data}); err != nil {
+		return fmt.Errorf("storing %s %s/%s: %w", k.Name, obj.GetNamespace(), obj.GetName(), err)
+	}
+	return nil
 }
 
 // Get returns one object, or an error of class not found.
 func (l Layout) Get(k *Kind, namespace, name string) (object, error) {
 	obj, err := l.readObject(k, l.objectPath(k, namespace, name))
 	if errors.Is(err, fs.ErrNotExist) || (err == nil && obj.GetName() != name) {
+		if k.ClusterScoped {
+			return nil, errdefs.Class(errdefs.ErrNotFound, fmt.Errorf("%s %q not found", k.Plural, name))
+		}
 		return nil, errdefs.Class(errdefs.ErrNotFound, fmt.Errorf("%s %q not found in namespace %q", k.Plural, name, namespace))
 	}
 	return obj, err
@@ -184,7 +223,9 @@ func (l Layout) Get(k *Kind, namespace, name string) (object, error) {
 // sorted by namespace and name; one that cannot be read is left out.
 func (l Layout) List(k *Kind, namespace string) ([]object, error) {
 	pattern := filepath.Join(l.objectsDir(k), "*", k.Plural, "*.json")
-	if namespace != "" {
+	if k.ClusterScoped {
+		pattern = filepath.Join(l.objectsDir(k), k.Plural, "*.json")
+	} else if namespace != "" {
 		pattern = filepath.Join(l.objectsDir(k), namespace, k.Plural, "*.json")
 	}
 	paths, err := filepath.Glob(pattern)
@@ -213,8 +254,12 @@ func (l Layout) Remove(k *Kind, namespace, name string) error {
 		return err
 	}
 	defer lock.Unlock()
-	if _, err := l.Get(k, namespace, name); err != nil {
+	obj, err := l.Get(k, namespace, name)
+	if err != nil {
 		return err
+	}
+	if k.remove != nil {
+		return k.remove(l, obj)
 	}
 	return os.Remove(l.objectPath(k, namespace, name))
 }

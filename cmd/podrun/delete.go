@@ -82,6 +82,8 @@ func runDelete(c *cli.Context) error {
 		kind, isObject = store.KindFor(args[0])
 	}
 	switch {
+	case isObject && kind == store.NamespaceKind && c.Bool("all"):
+		return usageError("delete namespaces takes names")
 	case isObject && len(args) == 1 && c.Bool("all"):
 		objects = allObjects(l, kind, ns, c.Bool("all-namespaces"))
 	case isObject:
@@ -167,7 +169,12 @@ func runDelete(c *cli.Context) error {
 		}()
 	}
 	wg.Wait()
+	var namespaces []string
 	for _, o := range objects {
+		if o.kind == store.NamespaceKind {
+			namespaces = append(namespaces, o.name)
+			continue
+		}
 		err := l.Remove(o.kind, o.namespace, o.name)
 		if errors.Is(err, store.ErrNotFound) && c.Bool("ignore-not-found") {
 			continue
@@ -178,6 +185,8 @@ func runDelete(c *cli.Context) error {
 		}
 		fmt.Printf("%s %q deleted\n", strings.ToLower(o.kind.Name), o.name)
 	}
+	// Namespaces last: what the other arguments named in them is gone by then.
+	errs = append(errs, deleteNamespaces(l, namespaces, opts, c.Bool("ignore-not-found"))...)
 	// The last pod or Service gone, the services owner removes the Service
 	// rules and exits; the delete returns once it has.
 	if err := serviceowner.WaitGone(l, 15*time.Second); err != nil {

@@ -109,12 +109,17 @@ func loadPlans(l store.Layout, files []string, ns string) (*loaded, error) {
 			for _, s := range m.Services {
 				s.Namespace = ns
 			}
+			for _, c := range m.Claims {
+				c.Namespace = ns
+			}
 		}
 		// The manifests' own ConfigMaps and Secrets are stored; their pods
 		// also find those the store already has.
 		in.configMaps = append(in.configMaps, m.ConfigMaps...)
 		in.secrets = append(in.secrets, m.Secrets...)
 		in.services = append(in.services, m.Services...)
+		in.claims = append(in.claims, m.Claims...)
+		in.namespaces = append(in.namespaces, m.Namespaces...)
 		manifests = append(manifests, m)
 	}
 	var plans []*podspec.Plan
@@ -162,4 +167,6 @@ type loaded struct {
 	configMaps []*corev1.ConfigMap
 	secrets    []*corev1.Secret
 	services   []*corev1.Service
+	claims     []*corev1.PersistentVolumeClaim
+	namespaces []*corev1.Namespace
 }
