@@ -34,6 +34,8 @@ type Manifest struct {
 	// Workloads are the Deployments, ReplicaSets and DaemonSets, decoded and
 	// defaulted with their templates (validated by Plans).
 	Workloads []*Workload
+	Claims     []*corev1.PersistentVolumeClaim
+	Namespaces []*corev1.Namespace
 	// Origins[i] tells where Pods[i] came from, so that errors name the
 	// paths the user wrote (a Job's pod lives under spec.template).
 	Origins []Origin

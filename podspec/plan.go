@@ -74,6 +74,18 @@ func (m *Manifest) Plans() ([]*Plan, error) {
 		pod := PodFromTemplate(Template(w.Object), w.Object.GetNamespace(), w.Object.GetName())
 		w.Warnings = m.newPlan(pod, w.Origin).Warnings
 	}
+	for _, c := range m.Claims {
+		fe := append(ValidateClaim(c), duplicate("persistentvolumeclaim", c.Namespace, c.Name)...)
+		if len(fe) > 0 {
+			errs = append(errs, &ValidationError{File: m.Source, Kind: "persistentvolumeclaim", Name: c.Name, Errors: fe})
+		}
+	}
+	for _, n := range m.Namespaces {
+		fe := append(ValidateNamespace(n), duplicate("namespace", "", n.Name)...)
+		if len(fe) > 0 {
+			errs = append(errs, &ValidationError{File: m.Source, Kind: "namespace", Name: n.Name, Errors: fe})
+		}
+	}
 	var plans []*Plan
 	for i, pod := range m.Pods {
 		origin := Origin{Kind: "Pod"}

@@ -51,7 +51,6 @@ func TestPlansReportEveryProblem(t *testing.T) {
 				`m.yaml: pod "Invalid_Name": spec.initContainers[0].name: Duplicate value: "setup"`,
 				`m.yaml: pod "Invalid_Name": spec.initContainers[0].readinessProbe: Forbidden: may not be set for init containers without restartPolicy=Always`,
 				`m.yaml: pod "Invalid_Name": spec.restartPolicy: Unsupported value: "Sometimes": supported values: "Always", "OnFailure", "Never"`,
-				`m.yaml: pod "Invalid_Name": spec.volumes[0].persistentVolumeClaim: Forbidden: not supported by podrun: persistent volume claims need a cluster; use hostPath or emptyDir`,
 			},
 		},
 		{

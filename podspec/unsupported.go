@@ -41,7 +41,6 @@ var Unsupported = []UnsupportedField{
 	{Kind: "Pod", Path: "spec.schedulingGroup", Reason: "alpha field, needs the scheduler"},
 	{Kind: "Pod", Path: "spec.evictionResponders", Reason: "alpha field, needs the eviction API"},
 	{Kind: "Pod", Path: "spec.securityContext.windowsOptions.hostProcess", When: "true", Reason: "Windows HostProcess containers", match: boolIs(true)},
-	{Kind: "Pod", Path: "spec.volumes[*].persistentVolumeClaim", Reason: "persistent volume claims need a cluster; use hostPath or emptyDir"},
 	{Kind: "Pod", Path: "spec.volumes[*].ephemeral", Reason: "generic ephemeral volumes need a storage provisioner; use emptyDir"},
 	{Kind: "Pod", Path: "spec.volumes[*].csi", Reason: "CSI drivers are not supported"},
 	{Kind: "Pod", Path: "spec.volumes[*].image", Reason: "image volumes are not supported"},
@@ -50,7 +49,7 @@ var Unsupported = []UnsupportedField{
 		Reason: "network and cloud volume plugins are not supported; mount on the host and use hostPath"},
 	{Kind: "Pod", Path: "spec.volumes[*].hostPath.path", When: "relative", Reason: "a host path must be absolute: the kubelet would fail to mount it, forever", match: relativePath},
 	{Kind: "Pod", Path: "spec.volumes[*].projected.sources[*].{serviceAccountToken,clusterTrustBundle,podCertificate}", Reason: "needs the API server"},
-	{Kind: "Pod", Path: "spec.{initContainers,containers}[*].volumeDevices", Reason: "raw block devices need persistent volume claims"},
+	{Kind: "Pod", Path: "spec.{initContainers,containers}[*].volumeDevices", Reason: "raw block devices are not supported (claims are host directories)"},
 	{Kind: "Pod", Path: "spec.{initContainers,containers}[*].resources.claims", Reason: "dynamic resource allocation needs a cluster"},
 	{Kind: "Pod", Path: "spec.{initContainers,containers}[*].restartPolicyRules", Reason: "alpha field (ContainerRestartRules)"},
 	{Kind: "Pod", Path: "spec.{initContainers,containers}[*].env[*].valueFrom.fileKeyRef", Reason: "alpha field (EnvFiles)"},
@@ -58,6 +57,9 @@ var Unsupported = []UnsupportedField{
 	{Kind: "Pod", Path: "spec.{initContainers,containers}[*].securityContext.windowsOptions.hostProcess", When: "true", Reason: "Windows HostProcess containers", match: boolIs(true)},
 	{Kind: "Job", Path: "spec.{successPolicy,backoffLimitPerIndex,maxFailedIndexes}", Reason: "these Job controller policies are not implemented"},
 	{Kind: "Job", Path: "spec.managedBy", Reason: "Jobs managed by another controller"},
+	{Kind: "PersistentVolumeClaim", Path: "spec.volumeMode", When: "Block", Reason: "a claim is a host directory; raw block devices are not supported", match: stringIs(string(corev1.PersistentVolumeBlock))},
+	{Kind: "PersistentVolumeClaim", Path: "spec.{dataSource,dataSourceRef}", Reason: "claims are provisioned empty; cloning and snapshots need a CSI driver"},
+	{Kind: "PersistentVolumeClaim", Path: "spec.{selector,volumeName}", Reason: "there are no PersistentVolumes to bind to: every claim gets a new directory"},
 }
 
 // isSet reports whether a field was given: a non-nil pointer, a non-empty

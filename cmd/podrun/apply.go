@@ -126,6 +126,19 @@ func runApply(c *cli.Context) error {
 		}
 		return printApplied(output, pods)
 	}
+	if err := checkTerminating(l, in); err != nil {
+		return err
+	}
+	// A manifest's Namespaces first, whatever their place in it, as kubectl
+	// apply orders them; objects in a namespace that has no Namespace object
+	// are still applied (podrun's namespaces exist implicitly).
+	for _, n := range in.namespaces {
+		action, err := l.Put(store.NamespaceKind, n.DeepCopy())
+		if err != nil {
+			return err
+		}
+		fmt.Printf("namespace/%s %s\n", n.Name, action)
+	}
 	for _, cm := range in.configMaps {
 		action, err := l.Put(store.ConfigMapKind, cm.DeepCopy())
 		if err != nil {
@@ -139,6 +152,13 @@ func runApply(c *cli.Context) error {
 			return err
 		}
 		fmt.Printf("secret/%s %s\n", s.Name, action)
+	}
+	for _, pvc := range in.claims {
+		action, err := l.Put(store.ClaimKind, pvc.DeepCopy())
+		if err != nil {
+			return err
+		}
+		fmt.Printf("persistentvolumeclaim/%s %s\n", pvc.Name, action)
 	}
 	// The supervisors' containers are sealed copies of this binary: say so when
 	// that cannot be done cheaply (the supervisor's log says it too).
