@@ -9,6 +9,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/podrun/podrun/podspec"
 	"github.com/podrun/podrun/store"
 )
 
@@ -48,7 +49,26 @@ func StatefulSetPodTemplate(set *appsv1.StatefulSet, i int, revision string) *co
 	t.Labels[appsv1.StatefulSetRevisionLabel] = revision
 	t.Spec.Hostname = name
 	t.Spec.Subdomain = set.Spec.ServiceName
+	podspec.StatefulSetClaimVolumes(set, &t.Spec, i)
 	return t
+}
+
+// ensureClaims makes the ordinal's claims of the volumeClaimTemplates that
+// do not exist yet (createPersistentVolumeClaims). They are not owned by the
+// set: they outlive its pods and the set itself, as Kubernetes' default
+// persistentVolumeClaimRetentionPolicy (Retain) keeps them.
+func (c *Context) ensureClaims(set *appsv1.StatefulSet, i int) error {
+	for ti := range set.Spec.VolumeClaimTemplates {
+		claim := podspec.StatefulSetClaim(set, &set.Spec.VolumeClaimTemplates[ti], i)
+		if _, err := c.L.Claim(set.Namespace, claim.Name); err == nil {
+			continue
+		}
+		if _, err := c.L.Put(store.ClaimKind, claim); err != nil {
+			return err
+		}
+		c.Log.Info("created claim", "claim", set.Namespace+"/"+claim.Name, "owner", "StatefulSet/"+set.Name)
+	}
+	return nil
 }
 
 // statefulSetRevision names the set's current template
@@ -112,6 +132,9 @@ func syncStatefulSet(c *Context, obj store.Object) error {
 					break
 				}
 				continue
+			}
+			if err = c.ensureClaims(set, i); err != nil {
+				break
 			}
 			var made *corev1.Pod
 			made, err = c.CreatePodNamed(store.StatefulSetKind, set, StatefulSetPodTemplate(set, i, revision), StatefulSetPodName(set.Name, i))

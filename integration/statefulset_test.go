@@ -138,3 +138,57 @@ func TestStatefulSetParallel(t *testing.T) {
 		t.Errorf("web-1 made only after web-0 was Ready: Parallel does not wait")
 	}
 }
+
+// volumeClaimTemplates: one claim per template and ordinal, data-db-0, that
+// outlives the pod and the StatefulSet: what web-0 wrote is there after the
+// set is deleted and applied again.
+func TestStatefulSetStoragePersists(t *testing.T) {
+	e := newEnv(t)
+	e.deleteAtEnd("statefulset/db")
+	t.Cleanup(func() { e.podrun("delete", "pvc", "data-db-0", "--ignore-not-found") })
+	m := `
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: db}
+spec:
+  serviceName: db
+  selector: {matchLabels: {app: db}}
+  template:
+    metadata: {labels: {app: db}}
+    spec:
+      terminationGracePeriodSeconds: 1
+      containers:
+      - name: c
+        image: busybox:1.28
+        command: ['sh', '-c', 'echo "$(hostname) $$" >> /data/log; trap "exit 0" TERM; while true; do sleep 1; done']
+        volumeMounts: [{name: data, mountPath: /data}]
+  volumeClaimTemplates:
+  - metadata: {name: data}
+    spec:
+      accessModes: [ReadWriteOnce]
+      resources: {requests: {storage: 1Gi}}
+`
+	e.apply(m)
+	e.waitCreated("db-0", time.Minute)
+	e.waitPhase("db-0", corev1.PodRunning, time.Minute)
+	if out := e.must("get", "pvc", "data-db-0").stdout; !strings.Contains(out, "Bound") {
+		t.Errorf("get pvc:\n%s", out)
+	}
+	e.must("delete", "statefulset", "db", "--grace-period", "1")
+	if r := e.podrun("get", "pvc", "data-db-0"); r.code != 0 {
+		t.Fatalf("the claim went with the StatefulSet: %s", r)
+	}
+	e.apply(m)
+	e.waitCreated("db-0", time.Minute)
+	e.waitPhase("db-0", corev1.PodRunning, time.Minute)
+	var out string
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		out = e.podrun("exec", "db-0", "--", "cat", "/data/log").stdout
+		if strings.Count(out, "db-0 ") == 2 {
+			break
+		}
+	}
+	if strings.Count(out, "db-0 ") != 2 {
+		t.Errorf("/data/log = %q: want the lines of both runs", out)
+	}
+}

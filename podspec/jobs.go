@@ -168,6 +168,12 @@ func SetStatefulSetDefaults(o *appsv1.StatefulSet) {
 	if s.Replicas == nil {
 		s.Replicas = int32p(1)
 	}
+	for i := range s.VolumeClaimTemplates {
+		if s.VolumeClaimTemplates[i].Spec.VolumeMode == nil {
+			fs := corev1.PersistentVolumeFilesystem
+			s.VolumeClaimTemplates[i].Spec.VolumeMode = &fs
+		}
+	}
 	if s.RevisionHistoryLimit == nil {
 		s.RevisionHistoryLimit = int32p(10)
 	}
@@ -325,13 +331,76 @@ func ParseSchedule(s string) (cron.Schedule, error) {
 	return cron.ParseStandard(s)
 }
 
-// validateVolumeClaimTemplates refuses claim templates while podrun has no
-// PersistentVolumeClaim kind to make them with.
+// validateVolumeClaimTemplates validates each claim template as the claim
+// `<template>-<set>-0` it becomes.
 func validateVolumeClaimTemplates(o *appsv1.StatefulSet, p *field.Path) field.ErrorList {
-	if len(o.Spec.VolumeClaimTemplates) == 0 {
-		return nil
+	var errs field.ErrorList
+	for i := range o.Spec.VolumeClaimTemplates {
+		t := &o.Spec.VolumeClaimTemplates[i]
+		tp := p.Index(i)
+		if t.Name == "" {
+			errs = append(errs, field.Required(tp.Child("metadata", "name"), ""))
+			continue
+		}
+		c := StatefulSetClaim(o, t, 0)
+		for _, e := range ValidateClaim(c) {
+			e := *e
+			if e.Field == "metadata.name" {
+				e.Field = tp.Child("metadata", "name").String()
+			} else {
+				e.Field = tp.String() + "." + e.Field
+			}
+			errs = append(errs, &e)
+		}
 	}
-	return field.ErrorList{field.Forbidden(p, "not supported by podrun: persistent volume claims are not available")}
+	return errs
+}
+
+// StatefulSetClaimName is a claim template's claim for ordinal i:
+// `<template>-<set>-<i>` (getPersistentVolumeClaimName).
+func StatefulSetClaimName(set *appsv1.StatefulSet, t *corev1.PersistentVolumeClaim, i int) string {
+	return fmt.Sprintf("%s-%s-%d", t.Name, set.Name, i)
+}
+
+// StatefulSetClaim is the claim a template makes for ordinal i
+// (getPersistentVolumeClaims): the template named for the ordinal, in the
+// set's namespace, with the set's selector labels.
+func StatefulSetClaim(set *appsv1.StatefulSet, t *corev1.PersistentVolumeClaim, i int) *corev1.PersistentVolumeClaim {
+	c := t.DeepCopy()
+	c.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "PersistentVolumeClaim"}
+	c.Name = StatefulSetClaimName(set, t, i)
+	c.Namespace = set.Namespace
+	if set.Spec.Selector != nil && len(set.Spec.Selector.MatchLabels) > 0 {
+		if c.Labels == nil {
+			c.Labels = map[string]string{}
+		}
+		for k, v := range set.Spec.Selector.MatchLabels {
+			c.Labels[k] = v
+		}
+	}
+	c.UID, c.ResourceVersion, c.CreationTimestamp = "", "", metav1.Time{}
+	SetClaimDefaults(c)
+	return c
+}
+
+// StatefulSetClaimVolumes points a pod's volumes named after the claim
+// templates at the ordinal's claims, adding those the template lacks
+// (updateStorage).
+func StatefulSetClaimVolumes(set *appsv1.StatefulSet, spec *corev1.PodSpec, i int) {
+	for ti := range set.Spec.VolumeClaimTemplates {
+		t := &set.Spec.VolumeClaimTemplates[ti]
+		v := corev1.Volume{Name: t.Name, VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: StatefulSetClaimName(set, t, i)}}}
+		found := false
+		for vi := range spec.Volumes {
+			if spec.Volumes[vi].Name == t.Name {
+				spec.Volumes[vi] = v
+				found = true
+			}
+		}
+		if !found {
+			spec.Volumes = append(spec.Volumes, v)
+		}
+	}
 }
 
 // JobFromCronJob is a Job made from a CronJob's jobTemplate, named name,

@@ -71,7 +71,7 @@ func (m *Manifest) Plans() ([]*Plan, error) {
 			errs = append(errs, &ValidationError{File: m.Source, Kind: kind, Name: w.Object.GetName(), Errors: fe})
 			continue
 		}
-		pod := PodFromTemplate(Template(w.Object), w.Object.GetNamespace(), w.Object.GetName())
+		pod := workloadPod(w)
 		w.Warnings = m.newPlan(pod, w.Origin).Warnings
 	}
 	for _, c := range m.Claims {

@@ -302,8 +302,7 @@ func workloadErrors(w *Workload) field.ErrorList {
 		e.Field = w.Origin.Prefix + e.Field
 		fe = append(fe, &e)
 	}
-	tmpl := Template(w.Object)
-	pod := PodFromTemplate(tmpl, w.Object.GetNamespace(), w.Object.GetName()+"-xxxxx")
+	pod := workloadPod(w)
 	for _, e := range Validate(pod) {
 		if e.Field == "spec.restartPolicy" || e.Field == "metadata.name" {
 			continue // said above (the pods' names are the controller's), as the workload's validation does
@@ -334,4 +333,14 @@ func PlanFor(pod *corev1.Pod, configMaps map[string]*corev1.ConfigMap, secrets m
 		return nil, fmt.Errorf("pod %s: no plan", pod.Name)
 	}
 	return plans[0], nil
+}
+
+// workloadPod is a pod as the workload's controller makes it from its
+// template, to validate: a StatefulSet's with its claims' volumes.
+func workloadPod(w *Workload) *corev1.Pod {
+	pod := PodFromTemplate(Template(w.Object), w.Object.GetNamespace(), w.Object.GetName()+"-xxxxx")
+	if set, ok := w.Object.(*appsv1.StatefulSet); ok {
+		StatefulSetClaimVolumes(set, &pod.Spec, 0)
+	}
+	return pod
 }
