@@ -33,7 +33,7 @@ type Manifest struct {
 	Services   []*corev1.Service // decoded and defaulted (SetServiceDefaults)
 	// Workloads are the Deployments, ReplicaSets and DaemonSets, decoded and
 	// defaulted with their templates (validated by Plans).
-	Workloads []*Workload
+	Workloads  []*Workload
 	Claims     []*corev1.PersistentVolumeClaim
 	Namespaces []*corev1.Namespace
 	// Origins[i] tells where Pods[i] came from, so that errors name the
