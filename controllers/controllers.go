@@ -41,7 +41,7 @@ type Kind struct {
 }
 
 // Kinds is the table of the workload kinds, in sync order.
-var Kinds = []*Kind{deploymentKind, replicaSetKind, daemonSetKind}
+var Kinds = []*Kind{deploymentKind, replicaSetKind, daemonSetKind, statefulSetKind, cronJobKind, jobKind}
 
 // KindOf returns the workload kind of a stored kind, nil for another kind.
 func KindOf(k *store.Kind) *Kind {
@@ -201,11 +201,20 @@ func ControllerRef(k *store.Kind, owner store.Object) metav1.OwnerReference {
 // a ReplicaSet a Deployment made) and the owner as its controller: named
 // `generateName` + 5 random characters, as the API server names it.
 func (c *Context) CreatePod(k *store.Kind, owner store.Object, tmpl *corev1.PodTemplateSpec, generateName string) (*corev1.Pod, error) {
+	return c.createPod(k, owner, tmpl, podspec.GenerateName(generateName))
+}
+
+// CreatePodNamed is CreatePod with a fixed name (a StatefulSet's web-0).
+func (c *Context) CreatePodNamed(k *store.Kind, owner store.Object, tmpl *corev1.PodTemplateSpec, name string) (*corev1.Pod, error) {
+	return c.createPod(k, owner, tmpl, name)
+}
+
+func (c *Context) createPod(k *store.Kind, owner store.Object, tmpl *corev1.PodTemplateSpec, name string) (*corev1.Pod, error) {
 	if b, ok := c.ctrl.backoffFor(owner.GetUID()); ok && c.Now.Before(b.until) {
 		c.RequeueAfter(b.until.Sub(c.Now))
 		return nil, nil
 	}
-	pod := podspec.PodFromTemplate(tmpl, owner.GetNamespace(), podspec.GenerateName(generateName))
+	pod := podspec.PodFromTemplate(tmpl, owner.GetNamespace(), name)
 	pod.OwnerReferences = []metav1.OwnerReference{ControllerRef(k, owner)}
 	plan, err := podspec.PlanFor(pod, c.L.ConfigMaps(pod.Namespace), c.L.Secrets(pod.Namespace))
 	if err != nil {

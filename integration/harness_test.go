@@ -265,7 +265,7 @@ func (e *env) cleanup() {
 	t := e.t
 	if _, err := os.Stat(e.root); err == nil {
 		// Workload objects first, so that no controller replaces the pods.
-		for _, kind := range []string{"deployments", "daemonsets", "replicasets"} {
+		for _, kind := range []string{"deployments", "daemonsets", "statefulsets", "cronjobs", "jobs", "replicasets"} {
 			if r := e.podrun("delete", kind, "--all", "-A", "--grace-period", "1"); r.code != 0 {
 				t.Errorf("cleanup: delete %s --all: %s", kind, r)
 			}

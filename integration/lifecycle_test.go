@@ -243,9 +243,14 @@ spec:
       containers:
       - {name: work, image: busybox:1.28, command: ['sh', '-c', 'echo working; sleep 1']}
 `)
-	p := e.waitFor("job", time.Minute, "finished", func(p *corev1.Pod) bool {
-		return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
-	})
+	// The Job controller names its pod job-<5 chars>.
+	e.must("wait", "--for=condition=complete", "job/job", "--timeout", "60s")
+	pods := e.jobPods("job")
+	if len(pods) != 1 || !strings.HasPrefix(pods[0].Name, "job-") {
+		t.Fatalf("%d pods", len(pods))
+	}
+	name := pods[0].Name
+	p := e.pod(name)
 	if p.Status.Phase != corev1.PodSucceeded {
 		t.Fatalf("phase %s", p.Status.Phase)
 	}
@@ -257,10 +262,10 @@ spec:
 	if side.FinishedAt.Before(&work.FinishedAt) {
 		t.Fatalf("the sidecar stopped (%s) before the app container (%s)", side.FinishedAt, work.FinishedAt)
 	}
-	if out := e.must("logs", "job", "-c", "logshipper").stdout; out != "sidecar up\nsidecar stopping\n" {
+	if out := e.must("logs", name, "-c", "logshipper").stdout; out != "sidecar up\nsidecar stopping\n" {
 		t.Fatalf("sidecar logs %q: it must be asked to stop with SIGTERM", out)
 	}
-	if s := e.status("job"); s != "Completed" {
+	if s := e.status(name); s != "Completed" {
 		t.Fatalf("STATUS %s", s)
 	}
 	if p.Labels["job-name"] != "job" {

@@ -110,18 +110,17 @@ spec:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ic := m.Pods[0].Spec.InitContainers; len(ic) != 1 || ic[0].Name != "prep" || ic[0].ImagePullPolicy != corev1.PullAlways {
+	if ic := Template(m.Workloads[0].Object).Spec.InitContainers; len(ic) != 1 || ic[0].Name != "prep" || ic[0].ImagePullPolicy != corev1.PullAlways {
 		t.Errorf("init containers = %+v", ic)
 	}
-	plans, err := m.Plans()
-	if err != nil {
+	if _, err := m.Plans(); err != nil {
 		t.Fatal(err)
 	}
 	found := false
-	for _, w := range plans[0].Warnings {
+	for _, w := range m.Workloads[0].Warnings {
 		found = found || strings.HasPrefix(w, "spec.template.metadata.annotations[pod.alpha.kubernetes.io/init-containers]: run as")
 	}
 	if !found {
-		t.Errorf("warnings = %q", plans[0].Warnings)
+		t.Errorf("warnings = %q", m.Workloads[0].Warnings)
 	}
 }

@@ -33,7 +33,9 @@ type Manifest struct {
 	Services   []*corev1.Service // decoded and defaulted (SetServiceDefaults)
 	// Workloads are the Deployments, ReplicaSets and DaemonSets, decoded and
 	// defaulted with their templates (validated by Plans).
-	Workloads []*Workload
+	Workloads  []*Workload
+	Claims     []*corev1.PersistentVolumeClaim
+	Namespaces []*corev1.Namespace
 	// Origins[i] tells where Pods[i] came from, so that errors name the
 	// paths the user wrote (a Job's pod lives under spec.template).
 	Origins []Origin
@@ -51,11 +53,9 @@ type ObjectRef struct {
 type Origin struct {
 	Doc  int    // 1-based document index
 	Line int    // line of the object's first key
-	Kind string // "Pod" or "Job"
+	Kind string // "Pod"
 	// Prefix is the path of the object inside its document: "" or "items[2].".
 	Prefix string
-	// Job is the Job the pod was made from, nil for a Pod.
-	Job *batchv1.Job
 	// InitFromAnnotation names the pre-1.8 annotation that became spec.initContainers.
 	InitFromAnnotation string
 	// Template says the pod is the spec.template of a workload object.
@@ -64,7 +64,7 @@ type Origin struct {
 
 // SourcePath turns a field path of the pod into the path the user wrote.
 func (o Origin) SourcePath(p string) string {
-	if o.Job == nil && !o.Template {
+	if !o.Template {
 		return o.Prefix + p
 	}
 	switch {
@@ -424,22 +424,6 @@ var kinds = map[string]kindInfo{
 		l.m.Pods = append(l.m.Pods, o)
 		l.m.Origins = append(l.m.Origins, origin)
 	}},
-	"Job": {"batch/v1", reflect.TypeOf(batchv1.Job{}), func(l *loader, obj runtime.Object, origin Origin) {
-		o := obj.(*batchv1.Job)
-		prepareForCreate(&o.ObjectMeta)
-		if o.Namespace == "" {
-			o.Namespace = DefaultNamespace
-		}
-		o.Status = batchv1.JobStatus{}
-		pod := podFromJob(o)
-		if !l.initAnnotations(pod, &origin) {
-			return
-		}
-		SetDefaults(pod)
-		origin.Job = o
-		l.m.Pods = append(l.m.Pods, pod)
-		l.m.Origins = append(l.m.Origins, origin)
-	}},
 	"ConfigMap": {"v1", reflect.TypeOf(corev1.ConfigMap{}), func(l *loader, obj runtime.Object, _ Origin) {
 		o := obj.(*corev1.ConfigMap)
 		prepareForCreate(&o.ObjectMeta)
@@ -534,26 +518,4 @@ func generateName(base string) string {
 		b[i] = alphabet[int(b[i])%len(alphabet)]
 	}
 	return base + string(b)
-}
-
-// podFromJob builds the pod the Job controller would create from the Job's
-// template. podrun runs it once, named after the Job.
-func podFromJob(job *batchv1.Job) *corev1.Pod {
-	tmpl := job.Spec.Template.DeepCopy()
-	pod := &corev1.Pod{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
-		ObjectMeta: tmpl.ObjectMeta,
-		Spec:       tmpl.Spec,
-	}
-	pod.Name = job.Name
-	pod.Namespace = job.Namespace
-	pod.GenerateName = ""
-	if len(validation.IsValidLabelValue(job.Name)) == 0 {
-		if pod.Labels == nil {
-			pod.Labels = map[string]string{}
-		}
-		pod.Labels[batchv1.JobNameLabel] = job.Name
-		pod.Labels["job-name"] = job.Name // the legacy unprefixed label, still set by the controller
-	}
-	return pod
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	yaml "sigs.k8s.io/yaml/goyaml.v3"
 )
@@ -235,7 +236,7 @@ func TestLoadTestdata(t *testing.T) {
 	}{
 		{"web.yaml", []string{"default/web"}, 1, 1},
 		{"seed-resources.yaml", []string{"default/seed"}, 0, 0},
-		{"job.yaml", []string{"default/migrate"}, 0, 0},
+		{"job.yaml", nil, 0, 0},
 		{"list.json", []string{"default/one", "ci/two"}, 0, 0},
 	}
 	for _, tt := range tests {
@@ -293,20 +294,27 @@ func TestLoadJob(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pod := m.Pods[0]
-	if pod.Name != "migrate" || pod.Namespace != "default" {
-		t.Errorf("pod = %s/%s, want default/migrate", pod.Namespace, pod.Name)
+	if len(m.Pods) != 0 || len(m.Workloads) != 1 {
+		t.Fatalf("pods %d workloads %d: a Job is a workload object, its pods the controller's", len(m.Pods), len(m.Workloads))
 	}
-	if pod.Spec.RestartPolicy != corev1.RestartPolicyOnFailure {
-		t.Errorf("restartPolicy = %q, want the template's OnFailure", pod.Spec.RestartPolicy)
+	w := m.Workloads[0]
+	job := w.Object.(*batchv1.Job)
+	if job.Name != "migrate" || job.Namespace != "default" {
+		t.Errorf("job = %s/%s, want default/migrate", job.Namespace, job.Name)
+	}
+	if job.Spec.Template.Spec.RestartPolicy != corev1.RestartPolicyOnFailure {
+		t.Errorf("restartPolicy = %q, want the template's OnFailure", job.Spec.Template.Spec.RestartPolicy)
+	}
+	if *job.Spec.BackoffLimit != 2 || *job.Spec.Completions != 1 || *job.Spec.Parallelism != 1 || *job.Spec.CompletionMode != batchv1.NonIndexedCompletion {
+		t.Errorf("defaults: %+v", job.Spec)
 	}
 	for k, v := range map[string]string{"app": "migrate", "batch.kubernetes.io/job-name": "migrate", "job-name": "migrate"} {
-		if pod.Labels[k] != v {
-			t.Errorf("label %s = %q, want %q", k, pod.Labels[k], v)
+		if job.Spec.Template.Labels[k] != v {
+			t.Errorf("label %s = %q, want %q", k, job.Spec.Template.Labels[k], v)
 		}
 	}
-	o := m.Origins[0]
-	if o.Job == nil || o.Kind != "Job" || o.SourcePath("spec.containers[0].name") != "spec.template.spec.containers[0].name" ||
+	o := w.Origin
+	if !o.Template || o.SourcePath("spec.containers[0].name") != "spec.template.spec.containers[0].name" ||
 		o.SourcePath("metadata.name") != "metadata.name" || o.SourcePath("metadata.labels") != "spec.template.metadata.labels" {
 		t.Errorf("origin = %+v", o)
 	}

@@ -69,6 +69,21 @@ func (m *Manifest) Plans() ([]*Plan, error) {
 		fe := append(workloadErrors(w), duplicate(kind, w.Object.GetNamespace(), w.Object.GetName())...)
 		if len(fe) > 0 {
 			errs = append(errs, &ValidationError{File: m.Source, Kind: kind, Name: w.Object.GetName(), Errors: fe})
+			continue
+		}
+		pod := workloadPod(w)
+		w.Warnings = m.newPlan(pod, w.Origin).Warnings
+	}
+	for _, c := range m.Claims {
+		fe := append(ValidateClaim(c), duplicate("persistentvolumeclaim", c.Namespace, c.Name)...)
+		if len(fe) > 0 {
+			errs = append(errs, &ValidationError{File: m.Source, Kind: "persistentvolumeclaim", Name: c.Name, Errors: fe})
+		}
+	}
+	for _, n := range m.Namespaces {
+		fe := append(ValidateNamespace(n), duplicate("namespace", "", n.Name)...)
+		if len(fe) > 0 {
+			errs = append(errs, &ValidationError{File: m.Source, Kind: "namespace", Name: n.Name, Errors: fe})
 		}
 	}
 	var plans []*Plan
@@ -79,14 +94,6 @@ func (m *Manifest) Plans() ([]*Plan, error) {
 		}
 		var fe field.ErrorList
 		kind := "pod"
-		if origin.Job != nil {
-			kind = "job"
-			for _, e := range validateJob(origin.Job) {
-				e := *e
-				e.Field = origin.Prefix + e.Field
-				fe = append(fe, &e)
-			}
-		}
 		for _, e := range append(Validate(pod), duplicate("pod", pod.Namespace, pod.Name)...) {
 			e := *e
 			e.Field = origin.SourcePath(e.Field)

@@ -51,7 +51,6 @@ func TestPlansReportEveryProblem(t *testing.T) {
 				`m.yaml: pod "Invalid_Name": spec.initContainers[0].name: Duplicate value: "setup"`,
 				`m.yaml: pod "Invalid_Name": spec.initContainers[0].readinessProbe: Forbidden: may not be set for init containers without restartPolicy=Always`,
 				`m.yaml: pod "Invalid_Name": spec.restartPolicy: Unsupported value: "Sometimes": supported values: "Always", "OnFailure", "Never"`,
-				`m.yaml: pod "Invalid_Name": spec.volumes[0].persistentVolumeClaim: Forbidden: not supported by podrun: persistent volume claims need a cluster; use hostPath or emptyDir`,
 			},
 		},
 		{
@@ -60,7 +59,7 @@ func TestPlansReportEveryProblem(t *testing.T) {
 kind: Job
 metadata: {name: j}
 spec:
-  completions: 3
+  completionMode: Sideways
   template:
     metadata:
       labels: {tier: "bad value"}
@@ -70,8 +69,8 @@ spec:
         image: busybox
 `,
 			want: []string{
+				`m.yaml: job "j": spec.completionMode: Unsupported value: "Sideways": supported values: "NonIndexed", "Indexed"`,
 				`m.yaml: job "j": spec.template.spec.restartPolicy: Unsupported value: "Always": supported values: "OnFailure", "Never"`,
-				`m.yaml: job "j": spec.completions: Forbidden: not supported by podrun: podrun runs one pod per Job`,
 				`m.yaml: job "j": spec.template.metadata.labels: Invalid value: "bad value": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')`,
 				`m.yaml: job "j": spec.template.spec.containers[0].name: Invalid value: "Main": ` + dns1123Label,
 			},
@@ -197,8 +196,7 @@ spec:
 	if err != nil {
 		t.Fatal(err)
 	}
-	plans, err := m.Plans()
-	if err != nil {
+	if _, err := m.Plans(); err != nil {
 		t.Fatal(err)
 	}
 	want := []string{
@@ -210,5 +208,5 @@ spec:
 		`spec.template.spec.containers[0].envFrom[0].configMapRef: configmap "absent" not found in namespace default`,
 		`spec.template.spec.volumes[0].secret: secret "absent" not found in namespace default`,
 	}
-	matchErrors(t, plans[0].Warnings, want)
+	matchErrors(t, m.Workloads[0].Warnings, want)
 }

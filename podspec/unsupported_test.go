@@ -129,6 +129,11 @@ func TestUnsupported(t *testing.T) {
 						setPath(t, reflect.ValueOf(job).Elem(), path, set)
 						return checkUnsupportedJob(job)
 					}
+					if u.Kind == "PersistentVolumeClaim" {
+						c := &corev1.PersistentVolumeClaim{}
+						setPath(t, reflect.ValueOf(c).Elem(), path, set)
+						return checkUnsupported(u.Kind, reflect.ValueOf(c).Elem())
+					}
 					pod := basePod()
 					setPath(t, reflect.ValueOf(pod).Elem(), path, set)
 					return CheckUnsupported(pod)

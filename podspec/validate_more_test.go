@@ -42,7 +42,7 @@ func TestValidateMore(t *testing.T) {
 			p.Spec.Containers[0].VolumeDevices = []corev1.VolumeDevice{{Name: "data", DevicePath: "/dev/xvda"}}
 		}, want: []string{
 			`spec.containers[0].volumeDevices[0].name: Invalid value: "data": can only use volume source type of PersistentVolumeClaim or Ephemeral for block mode`,
-			`spec.containers[0].volumeDevices: Forbidden: not supported by podrun: raw block devices need persistent volume claims`,
+			`spec.containers[0].volumeDevices: Forbidden: not supported by podrun: raw block devices are not supported (claims are host directories)`,
 		}},
 		{name: "recursive read-only mounts", mutate: func(p *corev1.Pod) {
 			p.Spec.Volumes = []corev1.Volume{emptyDirVolume("data")}

@@ -3,9 +3,7 @@ package podspec
 import (
 	"encoding/json"
 
-	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
@@ -93,36 +91,4 @@ func ValidateSecret(s *corev1.Secret) field.ErrorList {
 		}
 	}
 	return errs
-}
-
-// validateJob checks what the batch API validates beyond the pod template
-// (which is validated as the pod it becomes), and the Job fields podrun
-// cannot honour.
-func validateJob(job *batchv1.Job) field.ErrorList {
-	errs := apimachineryvalidation.ValidateObjectMeta(&job.ObjectMeta, true, apimachineryvalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
-	spec := field.NewPath("spec")
-	for _, f := range []struct {
-		name string
-		v    *int32
-	}{{"parallelism", job.Spec.Parallelism}, {"completions", job.Spec.Completions}, {"backoffLimit", job.Spec.BackoffLimit}} {
-		if f.v != nil {
-			errs = append(errs, validateNonnegative(int64(*f.v), spec.Child(f.name))...)
-		}
-	}
-	if job.Spec.ActiveDeadlineSeconds != nil {
-		errs = append(errs, validateNonnegative(*job.Spec.ActiveDeadlineSeconds, spec.Child("activeDeadlineSeconds"))...)
-	}
-	if job.Spec.TTLSecondsAfterFinished != nil {
-		errs = append(errs, validateNonnegative(int64(*job.Spec.TTLSecondsAfterFinished), spec.Child("ttlSecondsAfterFinished"))...)
-	}
-	// The template's restartPolicy was defaulted to Always when empty, which
-	// a Job refuses, as the API server does.
-	if rp := job.Spec.Template.Spec.RestartPolicy; rp != corev1.RestartPolicyOnFailure && rp != corev1.RestartPolicyNever {
-		if rp == "" {
-			rp = corev1.RestartPolicyAlways
-		}
-		errs = append(errs, field.NotSupported(spec.Child("template", "spec", "restartPolicy"), rp,
-			[]string{string(corev1.RestartPolicyOnFailure), string(corev1.RestartPolicyNever)}))
-	}
-	return append(errs, checkUnsupportedJob(job)...)
 }

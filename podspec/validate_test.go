@@ -442,9 +442,12 @@ func TestValidate(t *testing.T) {
 			`spec.ephemeralContainers: Forbidden: cannot be set on create`,
 			"spec.ephemeralContainers: Forbidden: not supported by podrun: ephemeral containers are added by `kubectl debug`, which podrun does not offer",
 		}},
-		{name: "persistent volume claims are not supported", mutate: func(p *corev1.Pod) {
+		{name: "persistent volume claims are supported", mutate: func(p *corev1.Pod) {
 			p.Spec.Volumes = []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "data"}}}}
-		}, want: []string{`spec.volumes[0].persistentVolumeClaim: Forbidden: not supported by podrun: persistent volume claims need a cluster; use hostPath or emptyDir`}},
+		}},
+		{name: "a claim needs a name", mutate: func(p *corev1.Pod) {
+			p.Spec.Volumes = []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{}}}}
+		}, want: []string{`spec.volumes[0].persistentVolumeClaim.claimName: Required value`}},
 		{name: "windows pods are not supported", mutate: func(p *corev1.Pod) {
 			p.Spec.OS = &corev1.PodOS{Name: corev1.Windows}
 		}, want: []string{`spec.os.name: Forbidden: not supported by podrun: podrun runs Linux containers`}},

@@ -5,12 +5,14 @@ import (
 	"reflect"
 
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
@@ -21,6 +23,8 @@ type Workload struct {
 	Kind   string        // "Deployment"
 	Object metav1.Object // *appsv1.Deployment, …
 	Origin Origin        // where it is in its manifest (Template set)
+	// Warnings are those of its pod template, as for a pod (set by Plans).
+	Warnings []string
 }
 
 // Template returns the pod template of a workload object (nil for another object).
@@ -32,6 +36,12 @@ func Template(obj any) *corev1.PodTemplateSpec {
 		return &o.Spec.Template
 	case *appsv1.DaemonSet:
 		return &o.Spec.Template
+	case *appsv1.StatefulSet:
+		return &o.Spec.Template
+	case *batchv1.Job:
+		return &o.Spec.Template
+	case *batchv1.CronJob:
+		return &o.Spec.JobTemplate.Spec.Template
 	}
 	return nil
 }
@@ -152,6 +162,9 @@ func SetDaemonSetDefaults(o *appsv1.DaemonSet) {
 // fields (apps validation: ValidateDeploymentSpec, ValidateReplicaSetSpec,
 // ValidateDaemonSetSpec), the pod template aside (Plans validates it as a pod).
 func validateWorkload(w *Workload) field.ErrorList {
+	if errs, ok := validateBatchOrStatefulSet(w); ok {
+		return errs
+	}
 	spec := field.NewPath("spec")
 	var meta *metav1.ObjectMeta
 	var selector *metav1.LabelSelector
@@ -178,6 +191,21 @@ func validateWorkload(w *Workload) field.ErrorList {
 		if st := o.Spec.UpdateStrategy; st.Type != appsv1.RollingUpdateDaemonSetStrategyType && st.Type != appsv1.OnDeleteDaemonSetStrategyType {
 			errs = append(errs, field.NotSupported(spec.Child("updateStrategy", "type"), st.Type, []string{string(appsv1.RollingUpdateDaemonSetStrategyType), string(appsv1.OnDeleteDaemonSetStrategyType)}))
 		}
+	case *appsv1.StatefulSet:
+		meta, selector, tmpl, replicas = &o.ObjectMeta, o.Spec.Selector, &o.Spec.Template, o.Spec.Replicas
+		errs = append(errs, validateNonnegative(int64(o.Spec.MinReadySeconds), spec.Child("minReadySeconds"))...)
+		if p := o.Spec.PodManagementPolicy; p != appsv1.OrderedReadyPodManagement && p != appsv1.ParallelPodManagement {
+			errs = append(errs, field.NotSupported(spec.Child("podManagementPolicy"), p, []string{string(appsv1.OrderedReadyPodManagement), string(appsv1.ParallelPodManagement)}))
+		}
+		if st := o.Spec.UpdateStrategy.Type; st != appsv1.RollingUpdateStatefulSetStrategyType && st != appsv1.OnDeleteStatefulSetStrategyType {
+			errs = append(errs, field.NotSupported(spec.Child("updateStrategy", "type"), st, []string{string(appsv1.RollingUpdateStatefulSetStrategyType), string(appsv1.OnDeleteStatefulSetStrategyType)}))
+		}
+		if o.Spec.ServiceName != "" {
+			for _, msg := range validation.IsDNS1123Label(o.Spec.ServiceName) {
+				errs = append(errs, field.Invalid(spec.Child("serviceName"), o.Spec.ServiceName, msg))
+			}
+		}
+		errs = append(errs, validateVolumeClaimTemplates(o, spec.Child("volumeClaimTemplates"))...)
 	default:
 		return nil
 	}
@@ -274,11 +302,10 @@ func workloadErrors(w *Workload) field.ErrorList {
 		e.Field = w.Origin.Prefix + e.Field
 		fe = append(fe, &e)
 	}
-	tmpl := Template(w.Object)
-	pod := PodFromTemplate(tmpl, w.Object.GetNamespace(), w.Object.GetName()+"-xxxxx")
+	pod := workloadPod(w)
 	for _, e := range Validate(pod) {
-		if e.Field == "spec.restartPolicy" {
-			continue // said above, as the workload's validation does
+		if e.Field == "spec.restartPolicy" || e.Field == "metadata.name" {
+			continue // said above (the pods' names are the controller's), as the workload's validation does
 		}
 		e := *e
 		e.Field = w.Origin.SourcePath(e.Field)
@@ -306,4 +333,14 @@ func PlanFor(pod *corev1.Pod, configMaps map[string]*corev1.ConfigMap, secrets m
 		return nil, fmt.Errorf("pod %s: no plan", pod.Name)
 	}
 	return plans[0], nil
+}
+
+// workloadPod is a pod as the workload's controller makes it from its
+// template, to validate: a StatefulSet's with its claims' volumes.
+func workloadPod(w *Workload) *corev1.Pod {
+	pod := PodFromTemplate(Template(w.Object), w.Object.GetNamespace(), w.Object.GetName()+"-xxxxx")
+	if set, ok := w.Object.(*appsv1.StatefulSet); ok {
+		StatefulSetClaimVolumes(set, &pod.Spec, 0)
+	}
+	return pod
 }

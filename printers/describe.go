@@ -333,6 +333,11 @@ func describeVolumes(p *prefixWriter, vols []corev1.Volume) {
 			p.kv(2, "Type", "DownwardAPI (a volume populated by information about the pod)")
 		case v.Projected != nil:
 			p.kv(2, "Type", "Projected (a volume that contains injected data from multiple sources)")
+		case v.PersistentVolumeClaim != nil:
+			// kubectl's printPersistentVolumeClaimVolumeSource.
+			p.kv(2, "Type", "PersistentVolumeClaim (a reference to a PersistentVolumeClaim in the same namespace)")
+			p.kv(2, "ClaimName", v.PersistentVolumeClaim.ClaimName)
+			p.kv(2, "ReadOnly", fmt.Sprint(v.PersistentVolumeClaim.ReadOnly))
 		}
 	}
 }

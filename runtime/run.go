@@ -114,9 +114,10 @@ func TeardownSandbox(l store.Layout, paths store.PodPaths, uid string) error {
 // changed data is swapped in atomically (volumes.Setup is idempotent).
 func (sb *sandbox) RefreshVolumes(paths store.PodPaths, plan *podspec.Plan, cms map[string]*corev1.ConfigMap, secrets map[string]*corev1.Secret) error {
 	_, _, err := volumes.Setup(plan.Pod, volumes.Options{
-		PodDir:  paths.Dir,
-		Objects: volumes.Objects{ConfigMaps: cms, Secrets: secrets},
-		Fields:  fieldResolver{plan: plan, rt: sb.runtimeInfo()},
+		PodDir:    paths.Dir,
+		Objects:   volumes.Objects{ConfigMaps: cms, Secrets: secrets},
+		Fields:    fieldResolver{plan: plan, rt: sb.runtimeInfo()},
+		ClaimPath: sb.claimPath,
 	})
 	return err
 }

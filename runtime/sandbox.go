@@ -38,6 +38,8 @@ type sandbox struct {
 	volumes      *volumes.Set
 	// allocatable is the node's allocatable resources (nodeAllocatable).
 	allocatable corev1.ResourceList
+	// claimPath resolves persistentVolumeClaim volumes (ClaimPath).
+	claimPath func(string) (string, error)
 }
 
 func networkConfig(l store.Layout) network.Config {
@@ -169,6 +171,7 @@ func setupSandbox(ctx context.Context, l store.Layout, paths store.PodPaths, pla
 	}
 
 	var volNotes []string
+	sb.claimPath = ClaimPath(l, pod.Namespace)
 	sb.volumes, volNotes, err = volumes.Setup(pod, volumes.Options{
 		PodDir:    paths.Dir,
 		MemoryDir: paths.RunDir, // Secret values stay in memory, off --root
@@ -176,6 +179,7 @@ func setupSandbox(ctx context.Context, l store.Layout, paths store.PodPaths, pla
 		Fields:    fieldResolver{plan: plan, rt: sb.runtimeInfo()},
 		// emptyDir medium Memory is sized from node allocatable memory (calculateEmptyDirMemorySize).
 		NodeAllocatableMemory: sb.allocatable.Memory().Value(),
+		ClaimPath:             sb.claimPath,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("setting up volumes: %w", err)
@@ -219,6 +223,18 @@ func nodeAllocatable(root string) corev1.ResourceList {
 // teardownSandbox releases everything a pod holds on the host: containers and
 // their processes, rootfs mounts, cgroups, volumes, network, namespaces. It
 // reads only what is on disk, so it works after a crash, and it is idempotent.
+// ClaimPath resolves the pod's persistentVolumeClaim volumes to their
+// claims' directories in the store; the supervisor has checked that the
+// claims exist before it builds the sandbox (see supervisor.claimsProblem).
+func ClaimPath(l store.Layout, namespace string) func(string) (string, error) {
+	return func(name string) (string, error) {
+		if _, err := l.Claim(namespace, name); err != nil {
+			return "", err
+		}
+		return l.ClaimDir(namespace, name), nil
+	}
+}
+
 func teardownSandbox(l store.Layout, paths store.PodPaths, uid string) error {
 	var errs []error
 	// Kill first, then make sure through the pod cgroup that no process is

@@ -41,6 +41,17 @@ type Kind struct {
 	// generation when the spec changed, as the API server's update strategy
 	// of the kind does.
 	update func(old, obj object)
+	// ClusterScoped kinds (Namespace) have no namespace:
+	// <root>/objects/<plural>/<name>.json.
+	ClusterScoped bool
+	// prepare, when set, completes an object before it is stored: old is the
+	// stored object it replaces, nil on create (the UID is set by then). An
+	// error refuses the change.
+	prepare func(l Layout, old, obj object) error
+	// remove, when set, deletes the object (under its name's reservation)
+	// instead of removing its file: a claim's directory goes with it, or
+	// later while a pod uses it.
+	remove func(l Layout, obj object) error
 }
 
 // APIVersion is the kind's apiVersion ("v1", "apps/v1").
@@ -66,7 +77,7 @@ type object interface {
 }
 
 // Kinds is the table of object kinds the store keeps besides pods.
-var Kinds = []*Kind{ConfigMapKind, SecretKind, ServiceKind, DeploymentKind, ReplicaSetKind, DaemonSetKind}
+var Kinds = []*Kind{ConfigMapKind, SecretKind, ServiceKind, ClaimKind, NamespaceKind, DeploymentKind, ReplicaSetKind, DaemonSetKind, StatefulSetKind, JobKind, CronJobKind}
 
 // ConfigMapKind and SecretKind are the core/v1 kinds pods take data from.
 var (
@@ -138,6 +149,9 @@ func (l Layout) objectsDir(k *Kind) string {
 }
 
 func (l Layout) objectPath(k *Kind, namespace, name string) string {
+	if k.ClusterScoped {
+		return filepath.Join(l.objectsDir(k), k.Plural, fileName(name, maxFileName-len(".json"))+".json")
+	}
 	return filepath.Join(l.objectsDir(k), namespace, k.Plural, fileName(name, maxFileName-len(".json"))+".json")
 }
 
@@ -191,6 +205,14 @@ func (l Layout) PutWithSettings(k *Kind, obj object, settings *Settings) (string
 		if k.update != nil {
 			k.update(old, obj)
 		}
+		if k.prepare != nil {
+			if err := k.prepare(l, old, obj); err != nil {
+				return "", err
+			}
+			if k.same(old, obj) {
+				return "unchanged", nil
+			}
+		}
 		action = "configured"
 	case err != nil && !errors.Is(err, fs.ErrNotExist):
 		// A record that cannot be read is replaced by the new one.
@@ -200,6 +222,11 @@ func (l Layout) PutWithSettings(k *Kind, obj object, settings *Settings) (string
 		obj.SetCreationTimestamp(metav1.Now())
 		if k.update != nil {
 			obj.SetGeneration(1)
+		}
+		if k.prepare != nil {
+			if err := k.prepare(l, nil, obj); err != nil {
+				return "", err
+			}
 		}
 	}
 	return action, l.writeObject(k, path, obj, settings)
@@ -261,6 +288,9 @@ func (k *Kind) NewObject() Object { return k.newObject() }
 func (l Layout) Get(k *Kind, namespace, name string) (object, error) {
 	obj, err := l.readObject(k, l.objectPath(k, namespace, name))
 	if errors.Is(err, fs.ErrNotExist) || (err == nil && obj.GetName() != name) {
+		if k.ClusterScoped {
+			return nil, errdefs.Class(errdefs.ErrNotFound, fmt.Errorf("%s %q not found", k.Plural, name))
+		}
 		return nil, errdefs.Class(errdefs.ErrNotFound, fmt.Errorf("%s %q not found in namespace %q", k.Plural, name, namespace))
 	}
 	return obj, err
@@ -270,7 +300,9 @@ func (l Layout) Get(k *Kind, namespace, name string) (object, error) {
 // sorted by namespace and name; one that cannot be read is left out.
 func (l Layout) List(k *Kind, namespace string) ([]object, error) {
 	pattern := filepath.Join(l.objectsDir(k), "*", k.Plural, "*.json")
-	if namespace != "" {
+	if k.ClusterScoped {
+		pattern = filepath.Join(l.objectsDir(k), k.Plural, "*.json")
+	} else if namespace != "" {
 		pattern = filepath.Join(l.objectsDir(k), namespace, k.Plural, "*.json")
 	}
 	paths, err := filepath.Glob(pattern)
@@ -299,8 +331,12 @@ func (l Layout) Remove(k *Kind, namespace, name string) error {
 		return err
 	}
 	defer lock.Unlock()
-	if _, err := l.Get(k, namespace, name); err != nil {
+	obj, err := l.Get(k, namespace, name)
+	if err != nil {
 		return err
+	}
+	if k.remove != nil {
+		return k.remove(l, obj)
 	}
 	return os.Remove(l.objectPath(k, namespace, name))
 }

@@ -145,6 +145,13 @@ func removePod(l store.Layout, rec *store.Record) error {
 			return fmt.Errorf("removing the record of pod %s: %w", rec.Key(), err)
 		}
 	}
+	// Claims deleted while this pod used them go now if no other pod uses
+	// them (the pvc-protection controller's finalizer).
+	if len(store.PodClaims(rec.Pod)) > 0 {
+		if err := store.ReleaseClaims(l, rec.Pod.Namespace); err != nil {
+			return fmt.Errorf("releasing the claims of pod %s: %w", rec.Key(), err)
+		}
+	}
 	return nil
 }
 

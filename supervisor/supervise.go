@@ -129,6 +129,14 @@ func Supervise(l store.Layout, rec *store.Record, opts SuperviseOptions) error {
 		}
 	}()
 
+	// A pod whose claims are missing or being deleted is not scheduled, as
+	// the scheduler's VolumeBinding plugin decides: it stays Pending until
+	// they exist.
+	if !waitForClaims(l, rec.Pod, plan, events, pub, deletes) {
+		return nil
+	}
+	pub.publish(m.podStatus())
+
 	// The sandbox first; like the kubelet, retry while it cannot be built.
 	var sb *runtime.Sandbox
 	for attempt := 0; sb == nil; attempt++ {
@@ -300,4 +308,49 @@ func initialStatus(pod *corev1.Pod, now metav1.Time) corev1.PodStatus {
 		st.Conditions[i].LastTransitionTime = now
 	}
 	return st
+}
+
+// claimsProblem is why the scheduler would not schedule the pod for its
+// claims (volumebinding's podHasPVCs), "" when every claim exists.
+func claimsProblem(l store.Layout, pod *corev1.Pod) string {
+	for _, name := range store.PodClaims(pod) {
+		c, err := l.Claim(pod.Namespace, name)
+		if err != nil {
+			return err.Error()
+		}
+		if c.DeletionTimestamp != nil {
+			return fmt.Sprintf("persistentvolumeclaim %q is being deleted", name)
+		}
+	}
+	return ""
+}
+
+// claimsPoll is how often an unschedulable pod looks for its claims again.
+const claimsPoll = time.Second
+
+// waitForClaims keeps the pod Pending and unscheduled, with the scheduler's
+// condition and FailedScheduling event, while claimsProblem has a reason; it
+// returns false when the pod is deleted meanwhile.
+func waitForClaims(l store.Layout, pod *corev1.Pod, plan *podspec.Plan, events *eventLog, pub *publisher, deletes <-chan time.Duration) bool {
+	last := ""
+	for {
+		problem := claimsProblem(l, pod)
+		if problem == "" {
+			return true
+		}
+		if problem != last {
+			// The scheduler's FitError for a PreFilter rejection, then preemption's.
+			msg := fmt.Sprintf("0/1 nodes are available: %s. preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.", problem)
+			cond := condition(corev1.PodScheduled, false, corev1.PodReasonUnschedulable, msg)
+			cond.LastTransitionTime = metav1.Now()
+			pub.publish(corev1.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{cond}, QOSClass: plan.QOS})
+			events.add("Warning", "FailedScheduling", "", "%s", msg)
+			last = problem
+		}
+		select {
+		case <-deletes:
+			return false
+		case <-time.After(claimsPoll):
+		}
+	}
 }

@@ -14,7 +14,9 @@
 // so that Secret values are never under the pod directory; Teardown(MemoryDir)
 // releases them.
 //
-// hostPath volumes live where they are on the host and are never touched by Teardown.
+// hostPath volumes live where they are on the host, and persistentVolumeClaim
+// volumes in the store's claim directories (Options.ClaimPath); Teardown
+// never touches either.
 package volumes
 
 import (
@@ -46,6 +48,7 @@ const (
 	KindSecret      Kind = "secret"
 	KindDownwardAPI Kind = "downwardAPI"
 	KindProjected   Kind = "projected"
+	KindClaim       Kind = "persistentVolumeClaim"
 )
 
 // Objects are the ConfigMaps and Secrets a pod's volumes may reference, keyed by
@@ -84,6 +87,9 @@ type Options struct {
 	// 0 when the pod has none. Like the kubelet, a memory-backed volume is never
 	// larger than what the pod may use.
 	PodMemoryLimit int64
+	// ClaimPath returns the host directory of a persistentVolumeClaim by the
+	// claim's name (the store owns where claims live); nil refuses claims.
+	ClaimPath func(claimName string) (string, error)
 }
 
 // Volume describes one built volume.
@@ -193,7 +199,7 @@ func Setup(pod *corev1.Pod, opts Options) (_ *Set, notes []string, err error) {
 		if v.Secret != nil || v.DownwardAPI != nil || v.Projected != nil {
 			dir = filepath.Join(memVolumesDir, v.Name)
 		}
-		if v.HostPath == nil {
+		if v.HostPath == nil && v.PersistentVolumeClaim == nil {
 			if _, statErr := os.Lstat(dir); errors.Is(statErr, os.ErrNotExist) {
 				created = append(created, dir)
 			}
@@ -239,9 +245,23 @@ func (b *builder) build(v *corev1.Volume, vol *Volume, dir string) ([]string, er
 	case src.Projected != nil:
 		vol.Kind, vol.Path, vol.ReadOnly, vol.Medium = KindProjected, dir, true, corev1.StorageMediumMemory
 		return nil, b.setupProjected(vol, src.Projected)
+	case src.PersistentVolumeClaim != nil:
+		// The claim's directory itself, bind-mounted as the local-path
+		// provisioner's hostPath volume is; readOnly makes every mount of it
+		// read-only (the kubelet's volume spec ReadOnly).
+		vol.Kind, vol.ReadOnly = KindClaim, src.PersistentVolumeClaim.ReadOnly
+		if b.opts.ClaimPath == nil {
+			return nil, errors.New("persistentVolumeClaim volumes are not available here")
+		}
+		p, err := b.opts.ClaimPath(src.PersistentVolumeClaim.ClaimName)
+		if err != nil {
+			return nil, err
+		}
+		vol.Path = p
+		return nil, nil
 	}
 	if name := sourceName(src); name != "" {
-		return nil, fmt.Errorf("volume type %s is not supported by podrun (supported: emptyDir, hostPath, configMap, secret, downwardAPI, projected)", name)
+		return nil, fmt.Errorf("volume type %s is not supported by podrun (supported: emptyDir, hostPath, configMap, secret, downwardAPI, projected, persistentVolumeClaim)", name)
 	}
 	return nil, errors.New("no volume source set")
 }

@@ -1,6 +1,7 @@
 package volumes
 
 import (
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -268,9 +269,48 @@ func TestHostPathTypes(t *testing.T) {
 func TestUnsupportedVolumeType(t *testing.T) {
 	dir := newPodDir(t)
 	pod := podWith("p", []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{
-		PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "c"}}}})
+		NFS: &corev1.NFSVolumeSource{Server: "s", Path: "/x"}}}})
 	_, _, err := Setup(pod, Options{PodDir: dir})
-	wantErr(t, err, `setting up volume "data" of pod default/p: volume type persistentVolumeClaim is not supported by podrun`)
+	wantErr(t, err, `setting up volume "data" of pod default/p: volume type nfs is not supported by podrun`)
+}
+
+// A claim is its directory in the store, mounted read-only when the volume says so.
+func TestClaimVolume(t *testing.T) {
+	dir := newPodDir(t)
+	claimDir := t.TempDir()
+	pod := podWith("p", []corev1.Volume{
+		{Name: "rw", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "c"}}},
+		{Name: "ro", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "c", ReadOnly: true}}},
+	})
+	paths := func(name string) (string, error) {
+		if name != "c" {
+			return "", fmt.Errorf("persistentvolumeclaim %q not found", name)
+		}
+		return claimDir, nil
+	}
+	set, _, err := Setup(pod, Options{PodDir: dir, ClaimPath: paths})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, ro := range map[string]bool{"rw": false, "ro": true} {
+		v, _ := set.Volume(name)
+		if v.Kind != KindClaim || v.Path != claimDir || v.ReadOnly != ro {
+			t.Errorf("volume %s = %+v", name, v)
+		}
+	}
+	missing := podWith("p", []corev1.Volume{{Name: "x", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "gone"}}}})
+	_, _, err = Setup(missing, Options{PodDir: newPodDir(t), ClaimPath: paths})
+	wantErr(t, err, `setting up volume "x" of pod default/p: persistentvolumeclaim "gone" not found`)
+	// Teardown leaves the claim's data alone.
+	if err := os.WriteFile(filepath.Join(claimDir, "f"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := Teardown(dir); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(claimDir, "f")); err != nil {
+		t.Fatalf("teardown touched the claim: %v", err)
+	}
 }
 
 func TestSetupFailureTearsDownWhatItMade(t *testing.T) {

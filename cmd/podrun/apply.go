@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/urfave/cli/v2"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 
@@ -33,7 +34,7 @@ func applyCommand() *cli.Command {
   # From stdin; print what would be created, with the defaults, and change nothing
   cat pod.yaml | podrun apply -f - --dry-run=client -o yaml`,
 		Flags: append(filenameFlags("the manifest"),
-			&cli.BoolFlag{Name: "wait", Usage: "wait until every pod is Ready (restartPolicy Always) or has finished (Never, OnFailure); a container that fails first fails the wait (exit 1)"},
+			&cli.BoolFlag{Name: "wait", Usage: "wait until every pod is Ready (restartPolicy Always) or has finished (Never, OnFailure), and every Job is Complete; a container that fails first, or a Job that fails, fails the wait (exit 1)"},
 			&cli.BoolFlag{Name: "allow-restarts", Usage: "with --wait: wait through container restarts instead of failing at the first"},
 			&cli.DurationFlag{Name: "timeout", Value: 5 * time.Minute, Usage: "how long --wait waits (0 = forever); then exit 124"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "with --wait: no progress lines"},
@@ -125,6 +126,19 @@ func runApply(c *cli.Context) error {
 		}
 		return printApplied(output, pods)
 	}
+	if err := checkTerminating(l, in); err != nil {
+		return err
+	}
+	// A manifest's Namespaces first, whatever their place in it, as kubectl
+	// apply orders them; objects in a namespace that has no Namespace object
+	// are still applied (podrun's namespaces exist implicitly).
+	for _, n := range in.namespaces {
+		action, err := l.Put(store.NamespaceKind, n.DeepCopy())
+		if err != nil {
+			return err
+		}
+		fmt.Printf("namespace/%s %s\n", n.Name, action)
+	}
 	for _, cm := range in.configMaps {
 		action, err := l.Put(store.ConfigMapKind, cm.DeepCopy())
 		if err != nil {
@@ -138,6 +152,13 @@ func runApply(c *cli.Context) error {
 			return err
 		}
 		fmt.Printf("secret/%s %s\n", s.Name, action)
+	}
+	for _, pvc := range in.claims {
+		action, err := l.Put(store.ClaimKind, pvc.DeepCopy())
+		if err != nil {
+			return err
+		}
+		fmt.Printf("persistentvolumeclaim/%s %s\n", pvc.Name, action)
 	}
 	// The supervisors' containers are sealed copies of this binary: say so when
 	// that cannot be done cheaply (the supervisor's log says it too).
@@ -210,23 +231,40 @@ func runApply(c *cli.Context) error {
 	if err := waitForPods(l, records, o); err != nil {
 		return err
 	}
-	// Workloads: until their rollout is complete (kubectl rollout status).
-	if len(in.workloads) == 0 {
-		return nil
-	}
-	left := time.Duration(0)
-	if o.timeout > 0 {
-		left = max(o.timeout-time.Since(start), time.Millisecond)
-	}
-	ctx, cancel := deadlineContext(left)
-	defer cancel()
-	for _, w := range in.workloads {
-		k, _ := store.KindFor(w.Kind)
-		if err := waitRollout(ctx, l, k, w.Object.GetNamespace(), w.Object.GetName(), o.progress, o.timeout); err != nil {
-			return err
+	// Jobs: until Complete (exit 0) or Failed (exit 1, with the reason);
+	// the other workloads until their rollout is complete (kubectl rollout status).
+	var jobs []jobWait
+	var rollouts []int
+	for i, w := range in.workloads {
+		switch w.Kind {
+		case "Job":
+			jobs = append(jobs, jobWait{w.Object.GetNamespace(), w.Object.GetName()})
+		case "CronJob":
+		default:
+			rollouts = append(rollouts, i)
 		}
 	}
-	return nil
+	left := func() time.Duration {
+		if o.timeout <= 0 {
+			return 0
+		}
+		return max(o.timeout-time.Since(start), time.Millisecond)
+	}
+	if len(rollouts) > 0 {
+		ctx, cancel := deadlineContext(left())
+		defer cancel()
+		for _, i := range rollouts {
+			w := in.workloads[i]
+			k, _ := store.KindFor(w.Kind)
+			if err := waitRollout(ctx, l, k, w.Object.GetNamespace(), w.Object.GetName(), o.progress, o.timeout); err != nil {
+				return err
+			}
+		}
+	}
+	if len(jobs) == 0 {
+		return nil
+	}
+	return waitForJobs(l, jobs, batchv1.JobComplete, "true", false, left(), o.progress)
 }
 
 // checkNamespaces refuses, as kubectl does, an object whose manifest names

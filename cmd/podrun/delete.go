@@ -87,6 +87,8 @@ func runDelete(c *cli.Context) error {
 		}
 	}
 	switch {
+	case isObject && kind == store.NamespaceKind && c.Bool("all"):
+		return usageError("delete namespaces takes names")
 	case isObject && len(args) == 1 && c.Bool("all"):
 		objects = allObjects(l, kind, ns, c.Bool("all-namespaces"))
 	case isObject:
@@ -116,14 +118,14 @@ func runDelete(c *cli.Context) error {
 					return err
 				}
 			}
-			pod := 0 // m.Pods holds one pod per Pod or Job, in order
+			pod := 0 // m.Pods holds one pod per Pod, in order
 			for _, o := range m.Objects {
 				ons := o.Namespace
 				if ons == "" {
 					ons = ns
 				}
 				switch o.Kind {
-				case "Pod", "Job":
+				case "Pod":
 					if pod < len(m.Pods) {
 						find(ons, []string{m.Pods[pod].Name})
 					}
@@ -184,7 +186,12 @@ func runDelete(c *cli.Context) error {
 	}
 	objects = rest
 	errs = append(errs, deleteWorkloads(l, workloads, opts, c.Bool("ignore-not-found"))...)
+	var namespaces []string
 	for _, o := range objects {
+		if o.kind == store.NamespaceKind {
+			namespaces = append(namespaces, o.name)
+			continue
+		}
 		err := l.Remove(o.kind, o.namespace, o.name)
 		if errors.Is(err, store.ErrNotFound) && c.Bool("ignore-not-found") {
 			continue
@@ -195,6 +202,8 @@ func runDelete(c *cli.Context) error {
 		}
 		fmt.Printf("%s %q deleted\n", strings.ToLower(o.kind.Name), o.name)
 	}
+	// Namespaces last: what the other arguments named in them is gone by then.
+	errs = append(errs, deleteNamespaces(l, namespaces, opts, c.Bool("ignore-not-found"))...)
 	// The last pod or Service gone, the services owner removes the Service
 	// rules and exits; the delete returns once it has.
 	if err := serviceowner.WaitGone(l, 15*time.Second); err != nil {

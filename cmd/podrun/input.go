@@ -112,6 +112,9 @@ func loadPlans(l store.Layout, files []string, ns string) (*loaded, error) {
 			for _, w := range m.Workloads {
 				w.Object.SetNamespace(ns)
 			}
+			for _, c := range m.Claims {
+				c.Namespace = ns
+			}
 		}
 		// The manifests' own ConfigMaps and Secrets are stored; their pods
 		// also find those the store already has.
@@ -119,6 +122,8 @@ func loadPlans(l store.Layout, files []string, ns string) (*loaded, error) {
 		in.secrets = append(in.secrets, m.Secrets...)
 		in.services = append(in.services, m.Services...)
 		in.workloads = append(in.workloads, m.Workloads...)
+		in.claims = append(in.claims, m.Claims...)
+		in.namespaces = append(in.namespaces, m.Namespaces...)
 		manifests = append(manifests, m)
 	}
 	var plans []*podspec.Plan
@@ -167,4 +172,6 @@ type loaded struct {
 	secrets    []*corev1.Secret
 	services   []*corev1.Service
 	workloads  []*podspec.Workload
+	claims     []*corev1.PersistentVolumeClaim
+	namespaces []*corev1.Namespace
 }

@@ -102,6 +102,7 @@ func newApp() *cli.App {
 			infoCommand(),
 			superviseCommand(),
 			servicesOwnerCommand(),
+			createCommand(),
 			controllersCommand(),
 			rolloutCommand(),
 			scaleCommand(),

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -27,9 +28,24 @@ func getObjects(c *cli.Context, k *store.Kind, names []string) error {
 		return getServices(c, names)
 	}
 	l := layout(c)
-	allNS := c.Bool("all-namespaces")
+	allNS := c.Bool("all-namespaces") && !k.ClusterScoped
 	var objs []metav1.Object
-	if len(names) == 0 {
+	if k == store.ClaimKind {
+		// Finish deleting claims a crash left Terminating with no pod.
+		_ = store.ReleaseClaims(l, "")
+	}
+	if k == store.NamespaceKind {
+		for _, ns := range namespaces(l) {
+			if len(names) == 0 || slices.Contains(names, ns.Name) {
+				objs = append(objs, ns)
+			}
+		}
+		for _, n := range names {
+			if _, err := getNamespace(l, n); err != nil {
+				return failed("%v", err)
+			}
+		}
+	} else if len(names) == 0 {
 		ns := namespace(c)
 		if allNS {
 			ns = ""
@@ -54,7 +70,7 @@ func getObjects(c *cli.Context, k *store.Kind, names []string) error {
 	switch out := c.String("output"); out {
 	case "", "wide":
 		if len(objs) == 0 {
-			if allNS {
+			if allNS || k.ClusterScoped {
 				fmt.Fprintln(os.Stderr, "No resources found")
 			} else {
 				fmt.Fprintf(os.Stderr, "No resources found in %s namespace.\n", namespace(c))
@@ -65,10 +81,7 @@ func getObjects(c *cli.Context, k *store.Kind, names []string) error {
 			return printWorkloadTable(objs, out == "wide", allNS, "", time.Now())
 		}
 		w := printers.NewTabWriter(os.Stdout)
-		header := []string{"NAME", "DATA", "AGE"}
-		if k == store.SecretKind {
-			header = []string{"NAME", "TYPE", "DATA", "AGE"}
-		}
+		header := objectHeader(k)
 		if allNS {
 			header = append([]string{"NAMESPACE"}, header...)
 		}
@@ -119,6 +132,10 @@ func getObjects(c *cli.Context, k *store.Kind, names []string) error {
 func objectRow(o metav1.Object, now time.Time) []string {
 	age := printers.Since(o.GetCreationTimestamp(), now)
 	switch v := o.(type) {
+	case *corev1.PersistentVolumeClaim:
+		return claimRow(v, now)
+	case *corev1.Namespace:
+		return namespaceRow(v, now)
 	case *corev1.ConfigMap:
 		return []string{v.Name, fmt.Sprint(len(v.Data) + len(v.BinaryData)), age}
 	case *corev1.Secret:
@@ -145,6 +162,14 @@ func apiObject(k *store.Kind, o metav1.Object) any {
 		out.APIVersion, out.Kind = "v1", k.Name
 		return out
 	case *corev1.Secret:
+		out := v.DeepCopy()
+		out.APIVersion, out.Kind = "v1", k.Name
+		return out
+	case *corev1.PersistentVolumeClaim:
+		out := v.DeepCopy()
+		out.APIVersion, out.Kind = "v1", k.Name
+		return out
+	case *corev1.Namespace:
 		out := v.DeepCopy()
 		out.APIVersion, out.Kind = "v1", k.Name
 		return out

@@ -299,9 +299,9 @@ func getAll(c *cli.Context) error {
 	}
 	svcs := l.Services(scope)
 	// The workload kinds after the Services, in kubectl's order (daemonsets,
-	// deployments, replicasets).
+	// deployments, replicasets, statefulsets, cronjobs, jobs).
 	var workloads [][]metav1.Object
-	for _, k := range []*store.Kind{store.DaemonSetKind, store.DeploymentKind, store.ReplicaSetKind} {
+	for _, k := range []*store.Kind{store.DaemonSetKind, store.DeploymentKind, store.ReplicaSetKind, store.StatefulSetKind, store.CronJobKind, store.JobKind} {
 		objs, _ := l.List(k, scope)
 		if len(objs) > 0 {
 			workloads = append(workloads, asMeta(objs))

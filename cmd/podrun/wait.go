@@ -167,11 +167,13 @@ func waitCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "wait",
 		Usage:     "wait for a condition on pods (Ready, deleted, a jsonpath value)",
-		ArgsUsage: "[pod/]NAME... | -l SELECTOR | --all  --for=CONDITION",
+		ArgsUsage: "[pod/]NAME... | job/NAME... | -l SELECTOR | --all  --for=CONDITION",
 		Description: `--for takes kubectl's forms:
   condition=Ready (or Initialized, ContainersReady, PodScheduled; condition=Ready=false waits for False),
   delete (the pod and everything it held are gone), create,
   jsonpath='{.status.phase}'=Running (or a jsonpath alone: the field exists).
+For Jobs (job/NAME): condition=complete or condition=failed; a Job that ends the other way
+fails the wait at once (exit 1, with its reason).
 condition=Ready also fails at once (exit 1) when a container of a restartPolicy-Always pod
 fails before the pod is Ready, unless --allow-restarts.
 Exit codes: 0 the condition is met for every pod, 1 a pod failed or none matched, 2 bad usage, 124 timeout.
@@ -324,6 +326,16 @@ func runWait(c *cli.Context) error {
 	cond, err := parseFor(c.String("for"))
 	if err != nil {
 		return err
+	}
+	if jobs, ok := jobArgs(c.Args().Slice()); ok {
+		if cond.kind != "condition" && cond.kind != "delete" {
+			return usageError("wait for jobs takes --for=condition=NAME (complete, failed) or --for=delete")
+		}
+		var ws []jobWait
+		for _, n := range jobs {
+			ws = append(ws, jobWait{namespace(c), n})
+		}
+		return waitForJobs(layout(c), ws, jobConditionFor(string(cond.cond)), cond.want, cond.kind == "delete", c.Duration("timeout"), nil)
 	}
 	if args := c.Args().Slice(); len(args) > 0 {
 		// Objects of the store's other kinds (deployment/web, configmap x).

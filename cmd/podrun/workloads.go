@@ -10,9 +10,11 @@ import (
 
 	"github.com/urfave/cli/v2"
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/duration"
 
 	"github.com/podrun/podrun/controllers"
 	"github.com/podrun/podrun/podspec"
@@ -87,24 +89,106 @@ func workloadRow(o metav1.Object, wide bool, now time.Time) (header, row []strin
 		row = []string{v.Name, fmt.Sprint(v.Status.DesiredNumberScheduled), fmt.Sprint(v.Status.CurrentNumberScheduled), fmt.Sprint(v.Status.NumberReady),
 			fmt.Sprint(v.Status.UpdatedNumberScheduled), fmt.Sprint(v.Status.NumberAvailable), orNone(labelsString(v.Spec.Template.Spec.NodeSelector)), age}
 		tmpl, sel = &v.Spec.Template, v.Spec.Selector
+	case *appsv1.StatefulSet:
+		header = []string{"NAME", "READY", "AGE"}
+		row = []string{v.Name, fmt.Sprintf("%d/%d", v.Status.ReadyReplicas, replicasOf(v.Spec.Replicas)), age}
+		tmpl = &v.Spec.Template
+		if wide {
+			c, i := containersImages(tmpl)
+			return append(header, "CONTAINERS", "IMAGES"), append(row, c, i)
+		}
+		return header, row
+	case *batchv1.Job:
+		header, row = jobRow(v, now)
+		tmpl = &v.Spec.Template
+		sel = v.Spec.Selector
+		if sel == nil {
+			sel = &metav1.LabelSelector{MatchLabels: map[string]string{batchv1.ControllerUidLabel: string(v.UID)}}
+		}
+	case *batchv1.CronJob:
+		header = []string{"NAME", "SCHEDULE", "TIMEZONE", "SUSPEND", "ACTIVE", "LAST SCHEDULE", "AGE"}
+		last := "<none>"
+		if v.Status.LastScheduleTime != nil {
+			last = printers.Since(*v.Status.LastScheduleTime, now)
+		}
+		tz := "<none>"
+		if v.Spec.TimeZone != nil {
+			tz = *v.Spec.TimeZone
+		}
+		row = []string{v.Name, v.Spec.Schedule, tz, fmt.Sprint(v.Spec.Suspend != nil && *v.Spec.Suspend), fmt.Sprint(len(v.Status.Active)), last, age}
+		tmpl, sel = &v.Spec.JobTemplate.Spec.Template, v.Spec.JobTemplate.Spec.Selector
 	default:
 		return []string{"NAME", "AGE"}, []string{o.GetName(), age}
 	}
 	if wide {
-		var names, images []string
-		for _, c := range tmpl.Spec.Containers {
-			names = append(names, c.Name)
-			images = append(images, c.Image)
-		}
+		names, images := containersImages(tmpl)
 		s, _ := metav1.LabelSelectorAsSelector(sel)
 		selStr := "<none>"
 		if s != nil && !s.Empty() {
 			selStr = s.String()
 		}
 		header = append(header, "CONTAINERS", "IMAGES", "SELECTOR")
-		row = append(row, strings.Join(names, ","), strings.Join(images, ","), selStr)
+		row = append(row, names, images, selStr)
 	}
 	return header, row
+}
+
+func containersImages(tmpl *corev1.PodTemplateSpec) (string, string) {
+	var names, images []string
+	for _, c := range tmpl.Spec.Containers {
+		names = append(names, c.Name)
+		images = append(images, c.Image)
+	}
+	return strings.Join(names, ","), strings.Join(images, ",")
+}
+
+// jobRow is kubectl's printJob: NAME STATUS COMPLETIONS DURATION AGE.
+func jobRow(j *batchv1.Job, now time.Time) (header, row []string) {
+	var completions string
+	if j.Spec.Completions != nil {
+		completions = fmt.Sprintf("%d/%d", j.Status.Succeeded, *j.Spec.Completions)
+	} else if p := j.Spec.Parallelism; p != nil && *p > 1 {
+		completions = fmt.Sprintf("%d/1 of %d", j.Status.Succeeded, *p)
+	} else {
+		completions = fmt.Sprintf("%d/1", j.Status.Succeeded)
+	}
+	var dur string
+	switch {
+	case j.Status.StartTime == nil:
+	case j.Status.CompletionTime == nil:
+		dur = duration.HumanDuration(now.Sub(j.Status.StartTime.Time))
+	default:
+		dur = duration.HumanDuration(j.Status.CompletionTime.Sub(j.Status.StartTime.Time))
+	}
+	return []string{"NAME", "STATUS", "COMPLETIONS", "DURATION", "AGE"},
+		[]string{j.Name, JobStatusWord(j), completions, dur, printers.Since(j.CreationTimestamp, now)}
+}
+
+// JobStatusWord is kubectl's STATUS column of a Job.
+func JobStatusWord(j *batchv1.Job) string {
+	has := func(t batchv1.JobConditionType) bool {
+		for _, c := range j.Status.Conditions {
+			if c.Type == t && c.Status == corev1.ConditionTrue {
+				return true
+			}
+		}
+		return false
+	}
+	switch {
+	case has(batchv1.JobComplete):
+		return "Complete"
+	case has(batchv1.JobFailed):
+		return "Failed"
+	case j.DeletionTimestamp != nil:
+		return "Terminating"
+	case has(batchv1.JobSuspended):
+		return "Suspended"
+	case has(batchv1.JobFailureTarget):
+		return "FailureTarget"
+	case has(batchv1.JobSuccessCriteriaMet):
+		return "SuccessCriteriaMet"
+	}
+	return "Running"
 }
 
 func replicasOf(r *int32) int32 {
@@ -211,6 +295,76 @@ func describeWorkload(l store.Layout, o metav1.Object) {
 		kv("Number of Nodes Scheduled with Available Pods", v.Status.NumberAvailable)
 		kv("Number of Nodes Misscheduled", v.Status.NumberMisscheduled)
 		kv("Pods Status", podsStatus(l, v.UID))
+	case *appsv1.StatefulSet:
+		tmpl, sel = &v.Spec.Template, v.Spec.Selector
+		s, _ := metav1.LabelSelectorAsSelector(sel)
+		kv("Selector", s)
+		kv("Replicas", fmt.Sprintf("%d desired | %d total", replicasOf(v.Spec.Replicas), v.Status.Replicas))
+		kv("Update Strategy", v.Spec.UpdateStrategy.Type)
+		kv("Pods Status", podsStatus(l, v.UID))
+	case *batchv1.Job:
+		tmpl = &v.Spec.Template
+		kv("Selector", batchv1.ControllerUidLabel+"="+string(v.UID))
+		if ref := metav1.GetControllerOf(v); ref != nil {
+			kv("Controlled By", ref.Kind+"/"+ref.Name)
+		}
+		kv("Parallelism", replicasOf(v.Spec.Parallelism))
+		if v.Spec.Completions != nil {
+			kv("Completions", *v.Spec.Completions)
+		} else {
+			kv("Completions", "<unset>")
+		}
+		if m := v.Spec.CompletionMode; m != nil {
+			kv("Completion Mode", *m)
+		}
+		kv("Suspend", v.Spec.Suspend != nil && *v.Spec.Suspend)
+		kv("Backoff Limit", *v.Spec.BackoffLimit)
+		if t := v.Spec.TTLSecondsAfterFinished; t != nil {
+			kv("TTL Seconds After Finished", *t)
+		}
+		if v.Status.StartTime != nil {
+			kv("Start Time", v.Status.StartTime.Time.Format(time.RFC1123Z))
+		}
+		if v.Status.CompletionTime != nil {
+			kv("Completed At", v.Status.CompletionTime.Time.Format(time.RFC1123Z))
+			kv("Duration", duration.HumanDuration(v.Status.CompletionTime.Sub(v.Status.StartTime.Time)))
+		}
+		if d := v.Spec.ActiveDeadlineSeconds; d != nil {
+			kv("Active Deadline Seconds", fmt.Sprintf("%ds", *d))
+		}
+		ready := int32(0)
+		if v.Status.Ready != nil {
+			ready = *v.Status.Ready
+		}
+		kv("Pods Statuses", fmt.Sprintf("%d Active (%d Ready) / %d Succeeded / %d Failed", v.Status.Active, ready, v.Status.Succeeded, v.Status.Failed))
+		if v.Spec.CompletionMode != nil && *v.Spec.CompletionMode == batchv1.IndexedCompletion {
+			kv("Completed Indexes", orNone(v.Status.CompletedIndexes))
+		}
+		defer func() {
+			if len(v.Status.Conditions) > 0 {
+				fmt.Fprintf(w, "Conditions:\n  Type\tStatus\tReason\tMessage\n  ----\t------\t------\t-------\n")
+				for _, c := range v.Status.Conditions {
+					fmt.Fprintf(w, "  %s\t%s\t%s\t%s\n", c.Type, c.Status, c.Reason, c.Message)
+				}
+			}
+		}()
+	case *batchv1.CronJob:
+		tmpl = &v.Spec.JobTemplate.Spec.Template
+		kv("Schedule", v.Spec.Schedule)
+		kv("Concurrency Policy", v.Spec.ConcurrencyPolicy)
+		kv("Suspend", v.Spec.Suspend != nil && *v.Spec.Suspend)
+		kv("Successful Job History Limit", *v.Spec.SuccessfulJobsHistoryLimit)
+		kv("Failed Job History Limit", *v.Spec.FailedJobsHistoryLimit)
+		if v.Status.LastScheduleTime != nil {
+			kv("Last Schedule Time", v.Status.LastScheduleTime.Time.Format(time.RFC1123Z))
+		} else {
+			kv("Last Schedule Time", "<unset>")
+		}
+		var active []string
+		for _, r := range v.Status.Active {
+			active = append(active, r.Name)
+		}
+		kv("Active Jobs", orNone(strings.Join(active, ", ")))
 	}
 	if tmpl == nil {
 		return
@@ -375,6 +529,12 @@ func reflectKind(o metav1.Object) string {
 		return "ReplicaSet"
 	case *appsv1.DaemonSet:
 		return "DaemonSet"
+	case *appsv1.StatefulSet:
+		return "StatefulSet"
+	case *batchv1.Job:
+		return "Job"
+	case *batchv1.CronJob:
+		return "CronJob"
 	}
 	return ""
 }

@@ -1,0 +1,223 @@
+package controllers
+
+import (
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/podrun/podrun/podspec"
+	"github.com/podrun/podrun/store"
+)
+
+var statefulSetKind = &Kind{Store: store.StatefulSetKind, Sync: syncStatefulSet}
+
+// StatefulSetPodName is a StatefulSet's pod of ordinal i: `<set>-<i>`.
+func StatefulSetPodName(set string, i int) string { return set + "-" + strconv.Itoa(i) }
+
+// statefulSetOrdinal is getOrdinal: the ordinal of a pod named
+// `<set>-<i>`, -1 for another name.
+func statefulSetOrdinal(set string, p *corev1.Pod) int {
+	rest, ok := strings.CutPrefix(p.Name, set+"-")
+	if !ok {
+		return -1
+	}
+	i, err := strconv.Atoi(rest)
+	if err != nil || i < 0 || strconv.Itoa(i) != rest {
+		return -1
+	}
+	return i
+}
+
+// StatefulSetPodTemplate is the template of a StatefulSet's pod of ordinal
+// i (newVersionedStatefulSetPod, initIdentity, updateIdentity): the
+// pod-name and pod-index labels, the controller-revision-hash label, the
+// hostname `<set>-<i>` and the Service as subdomain, so that
+// `<set>-<i>.<service>.<ns>.svc.cluster.local` resolves with a headless
+// Service.
+func StatefulSetPodTemplate(set *appsv1.StatefulSet, i int, revision string) *corev1.PodTemplateSpec {
+	t := set.Spec.Template.DeepCopy()
+	if t.Labels == nil {
+		t.Labels = map[string]string{}
+	}
+	name := StatefulSetPodName(set.Name, i)
+	t.Labels[appsv1.StatefulSetPodNameLabel] = name
+	t.Labels[appsv1.PodIndexLabel] = strconv.Itoa(i)
+	t.Labels[appsv1.StatefulSetRevisionLabel] = revision
+	t.Spec.Hostname = name
+	t.Spec.Subdomain = set.Spec.ServiceName
+	podspec.StatefulSetClaimVolumes(set, &t.Spec, i)
+	return t
+}
+
+// ensureClaims makes the ordinal's claims of the volumeClaimTemplates that
+// do not exist yet (createPersistentVolumeClaims). They are not owned by the
+// set: they outlive its pods and the set itself, as Kubernetes' default
+// persistentVolumeClaimRetentionPolicy (Retain) keeps them.
+func (c *Context) ensureClaims(set *appsv1.StatefulSet, i int) error {
+	for ti := range set.Spec.VolumeClaimTemplates {
+		claim := podspec.StatefulSetClaim(set, &set.Spec.VolumeClaimTemplates[ti], i)
+		if _, err := c.L.Claim(set.Namespace, claim.Name); err == nil {
+			continue
+		}
+		if _, err := c.L.Put(store.ClaimKind, claim); err != nil {
+			return err
+		}
+		c.Log.Info("created claim", "claim", set.Namespace+"/"+claim.Name, "owner", "StatefulSet/"+set.Name)
+	}
+	return nil
+}
+
+// statefulSetRevision names the set's current template
+// (`<set>-<hash>`, the ControllerRevision's name).
+func statefulSetRevision(set *appsv1.StatefulSet) string {
+	return set.Name + "-" + ComputeHash(&set.Spec.Template, set.Status.CollisionCount)
+}
+
+// syncStatefulSet is the StatefulSet controller's updateStatefulSet
+// (pkg/controller/statefulset/stateful_set_control.go) for one host: pods
+// `<set>-0..N-1` made in ordinal order (OrderedReady: the next once every
+// earlier one is Running and Ready; Parallel: all at once), finished pods
+// deleted and made again under the same name, pods beyond replicas deleted
+// highest ordinal first (one at a time under OrderedReady), and, under
+// RollingUpdate, pods of an old template deleted highest ordinal first, one
+// at a time, once all are Ready (they come back with the new one).
+func syncStatefulSet(c *Context, obj store.Object) error {
+	set := obj.(*appsv1.StatefulSet)
+	revision := statefulSetRevision(set)
+	replicas := int(replicasOf(set.Spec.Replicas))
+	ordered := set.Spec.PodManagementPolicy != appsv1.ParallelPodManagement
+	live := map[int]*corev1.Pod{}
+	var condemned []*corev1.Pod
+	for _, p := range c.OwnedPods(set.UID) {
+		i := statefulSetOrdinal(set.Name, p)
+		switch {
+		case i < 0:
+			continue
+		case i >= replicas:
+			condemned = append(condemned, p)
+		default:
+			live[i] = p
+		}
+	}
+	// Ordinals whose pod is still going away cannot be made again yet.
+	notDeleting := map[string]bool{}
+	for _, p := range c.OwnedPods(set.UID) {
+		notDeleting[string(p.UID)] = true
+	}
+	terminating := map[int]bool{}
+	for _, p := range c.AllOwnedPods(set.UID) {
+		if i := statefulSetOrdinal(set.Name, p); i >= 0 && !notDeleting[string(p.UID)] {
+			terminating[i] = true
+		}
+	}
+	var err error
+	healthy := len(terminating) == 0
+	for i := 0; i < replicas; i++ {
+		p := live[i]
+		if p != nil && (p.Status.Phase == corev1.PodFailed || p.Status.Phase == corev1.PodSucceeded) {
+			// A finished pod is deleted and made again with its name.
+			c.DeletePod(p, set.UID, p.Status.Phase == corev1.PodFailed)
+			delete(live, i)
+			terminating[i] = true
+			p = nil
+		}
+		if p == nil {
+			healthy = false
+			if terminating[i] {
+				if ordered {
+					break
+				}
+				continue
+			}
+			if err = c.ensureClaims(set, i); err != nil {
+				break
+			}
+			var made *corev1.Pod
+			made, err = c.CreatePodNamed(store.StatefulSetKind, set, StatefulSetPodTemplate(set, i, revision), StatefulSetPodName(set.Name, i))
+			if err != nil || made == nil {
+				break
+			}
+			live[i] = made
+			if ordered {
+				break
+			}
+			continue
+		}
+		if !(p.Status.Phase == corev1.PodRunning && IsPodReady(p)) {
+			healthy = false
+			if ordered {
+				break
+			}
+		}
+	}
+	// Scale down: highest ordinal first.
+	sort.Slice(condemned, func(a, b int) bool {
+		return statefulSetOrdinal(set.Name, condemned[a]) > statefulSetOrdinal(set.Name, condemned[b])
+	})
+	for _, p := range condemned {
+		if ordered && (!healthy || len(terminating) > 0) {
+			break
+		}
+		c.DeletePod(p, set.UID, false)
+		terminating[statefulSetOrdinal(set.Name, p)] = true
+		if ordered {
+			break
+		}
+	}
+	// Rolling update: the highest pod of an old revision, once all are Ready.
+	if set.Spec.UpdateStrategy.Type == appsv1.RollingUpdateStatefulSetStrategyType && healthy && len(condemned) == 0 && len(live) == replicas {
+		partition := 0
+		if ru := set.Spec.UpdateStrategy.RollingUpdate; ru != nil && ru.Partition != nil {
+			partition = int(*ru.Partition)
+		}
+		for i := replicas - 1; i >= partition; i-- {
+			if p := live[i]; p != nil && p.Labels[appsv1.StatefulSetRevisionLabel] != revision {
+				c.DeletePod(p, set.UID, false)
+				break
+			}
+		}
+	}
+	st := appsv1.StatefulSetStatus{ObservedGeneration: set.Generation, CollisionCount: set.Status.CollisionCount, UpdateRevision: revision, CurrentRevision: set.Status.CurrentRevision}
+	for _, p := range live {
+		st.Replicas++
+		if IsPodReady(p) {
+			st.ReadyReplicas++
+			if c.IsPodAvailable(p, set.Spec.MinReadySeconds) {
+				st.AvailableReplicas++
+			}
+		}
+		if p.Labels[appsv1.StatefulSetRevisionLabel] == revision {
+			st.UpdatedReplicas++
+		}
+	}
+	if st.UpdatedReplicas == int32(replicas) && st.ReadyReplicas == int32(replicas) || st.CurrentRevision == "" {
+		st.CurrentRevision = revision
+	}
+	for _, p := range live {
+		if p.Labels[appsv1.StatefulSetRevisionLabel] == st.CurrentRevision {
+			st.CurrentReplicas++
+		}
+	}
+	if uerr := c.UpdateStatus(store.StatefulSetKind, set, func(cur store.Object) bool {
+		s := cur.(*appsv1.StatefulSet)
+		if reflect.DeepEqual(s.Status, st) {
+			return false
+		}
+		s.Status = st
+		return true
+	}); uerr != nil && err == nil {
+		err = uerr
+	}
+	return err
+}
+
+func replicasOf(r *int32) int32 {
+	if r == nil {
+		return 1
+	}
+	return *r
+}
