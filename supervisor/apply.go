@@ -134,6 +134,10 @@ func Apply(l store.Layout, plan *podspec.Plan, opts ApplyOptions) (*ApplyResult,
 		if string(prev) == hash && old.Broken == nil && !store.IsTerminal(old.Pod) {
 			return &ApplyResult{Record: old, Action: "unchanged"}, nil
 		}
+		if !opts.Force && old.Broken == nil && !store.IsTerminal(old.Pod) && store.SupervisorPid(old.Paths) > 0 {
+			// An update in place, as the API server allows one of a running pod.
+			return update(old, plan, hash)
+		}
 		if !opts.Force {
 			if old.Broken != nil {
 				return nil, errdefs.Class(errdefs.ErrAlreadyExists, fmt.Errorf("pod %q exists in namespace %q but its record cannot be read (%v): delete it first (podrun delete %s) or apply with --force to replace it", plan.Pod.Name, plan.Pod.Namespace, old.Broken, plan.Pod.Name))
@@ -267,4 +271,34 @@ func tailFile(path string, n int64) string {
 		data = data[int64(len(data))-n:]
 	}
 	return string(bytes.TrimSpace(data))
+}
+
+// update changes a running pod as far as the API server lets an update change
+// a pod (podspec.DiffPodUpdate): the record gets the new labels, annotations,
+// images and deadline, and the supervisor is asked to act on them (restart
+// the containers whose image changed, as the kubelet does on a changed
+// container hash).
+func update(old *store.Record, plan *podspec.Plan, hash string) (*ApplyResult, error) {
+	u, err := podspec.DiffPodUpdate(old.Pod, plan.Pod)
+	if err != nil {
+		return nil, errdefs.Invalid(fmt.Errorf("%w\n(podrun apply --force deletes the pod and creates it again)", err))
+	}
+	pod := podspec.ApplyPodUpdate(old.Pod, plan.Pod)
+	if err := store.UpdateSpec(old.Paths, pod, hash); err != nil {
+		return nil, err
+	}
+	pod.Status = old.Pod.Status
+	old.Pod = pod
+	if u.Changed() {
+		if pid := store.SupervisorPid(old.Paths); pid > 0 {
+			if err := request(old.Paths, pid, func(r *store.Request) { r.Update++ }); err != nil {
+				return nil, fmt.Errorf("updating pod %s: %w", old.Key(), err)
+			}
+		}
+	}
+	action := "configured"
+	if !u.Changed() {
+		action = "unchanged"
+	}
+	return &ApplyResult{Record: old, Action: action}, nil
 }
