@@ -208,6 +208,17 @@ func TestApplyBadFileCreatesNoObject(t *testing.T) {
 	if r := e.podrun("get", "ns", "team"); r.code != 1 {
 		t.Fatalf("a failed apply created the namespace: %s", r)
 	}
+	// An update the API server refuses (a bound claim's spec) stops the
+	// whole apply before anything of it is stored.
+	e.apply(claimYAML)
+	changed := strings.Replace(claimYAML, "ReadWriteOnce", "ReadWriteMany", 1) + "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: c2}\n"
+	r = e.podrun("apply", "-f", e.manifest(changed))
+	if r.code != 2 || !strings.Contains(r.stderr, `PersistentVolumeClaim "data" is invalid: spec: Forbidden: spec is immutable after creation`) {
+		t.Fatalf("apply a changed claim: %s", r)
+	}
+	if r := e.must("get", "cm", "-o", "name"); r.stdout != "" {
+		t.Fatalf("a refused apply created %s", r.stdout)
+	}
 }
 
 // apply -k builds a kustomization with the kustomize library (namePrefix,

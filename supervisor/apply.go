@@ -273,6 +273,30 @@ func tailFile(path string, n int64) string {
 	return string(bytes.TrimSpace(data))
 }
 
+// CheckApply says, before anything of a manifest is created, whether Apply
+// would refuse the pod: an update the API server forbids, or a changed pod
+// that cannot be updated (finished, or its supervisor gone) without --force.
+func CheckApply(l store.Layout, plan *podspec.Plan, opts ApplyOptions) error {
+	if opts.Force {
+		return nil
+	}
+	old, err := store.FindPod(l, plan.Pod.Namespace, plan.Pod.Name)
+	if err != nil {
+		return nil
+	}
+	prev, _ := os.ReadFile(old.Paths.AppliedFile())
+	if old.Broken != nil || string(prev) == appliedHash(plan, opts.Settings) {
+		return nil // Apply says what it does with these
+	}
+	if !store.IsTerminal(old.Pod) && store.SupervisorPid(old.Paths) > 0 {
+		if _, err := podspec.DiffPodUpdate(old.Pod, plan.Pod); err != nil {
+			return errdefs.Invalid(fmt.Errorf("%w\n(podrun apply --force deletes the pod and creates it again)", err))
+		}
+		return nil
+	}
+	return nil
+}
+
 // update changes a running pod as far as the API server lets an update change
 // a pod (podspec.DiffPodUpdate): the record gets the new labels, annotations,
 // images and deadline, and the supervisor is asked to act on them (restart

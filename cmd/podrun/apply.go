@@ -124,6 +124,11 @@ func runApply(c *cli.Context) error {
 	if err := checkTerminating(l, in); err != nil {
 		return err
 	}
+	// Changes the store or the API server would refuse are found before
+	// anything is stored: a manifest is applied whole or not at all.
+	if err := checkUpdates(l, in, supervisor.ApplyOptions{Force: c.Bool("force"), Settings: podSettings(c)}); err != nil {
+		return cli.Exit(err.Error(), exitUsage)
+	}
 	// A manifest's Namespaces first, whatever their place in it, as kubectl
 	// apply orders them; objects in a namespace that has no Namespace object
 	// are still applied (podrun's namespaces exist implicitly).
