@@ -208,4 +208,61 @@ func TestApplyBadFileCreatesNoObject(t *testing.T) {
 	if r := e.podrun("get", "ns", "team"); r.code != 1 {
 		t.Fatalf("a failed apply created the namespace: %s", r)
 	}
+	// An update the API server refuses (a bound claim's spec) stops the
+	// whole apply before anything of it is stored.
+	e.apply(claimYAML)
+	changed := strings.Replace(claimYAML, "ReadWriteOnce", "ReadWriteMany", 1) + "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: c2}\n"
+	r = e.podrun("apply", "-f", e.manifest(changed))
+	if r.code != 2 || !strings.Contains(r.stderr, `PersistentVolumeClaim "data" is invalid: spec: Forbidden: spec is immutable after creation`) {
+		t.Fatalf("apply a changed claim: %s", r)
+	}
+	if r := e.must("get", "cm", "-o", "name"); r.stdout != "" {
+		t.Fatalf("a refused apply created %s", r.stdout)
+	}
+}
+
+// apply -k builds a kustomization with the kustomize library (namePrefix,
+// commonLabels) and applies it; get, describe and delete take -k too.
+func TestKustomize(t *testing.T) {
+	e := newEnv(t)
+	dir := t.TempDir()
+	files := map[string]string{
+		"kustomization.yaml": "namePrefix: ci-\ncommonLabels: {team: blue}\nresources: [pod.yaml]\nconfigMapGenerator:\n- name: conf\n  literals: [mode=test]\n",
+		"pod.yaml": `apiVersion: v1
+kind: Pod
+metadata: {name: web}
+spec:
+  restartPolicy: Never
+  containers:
+  - name: app
+    image: busybox:1.28
+    command: ['sh', '-c', 'echo $MODE']
+    env: [{name: MODE, valueFrom: {configMapKeyRef: {name: conf, key: mode}}}]
+`,
+	}
+	for name, data := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := e.must("apply", "-k", dir)
+	if !strings.Contains(r.stdout, "pod/ci-web created") || !strings.Contains(r.stdout, "configmap/ci-conf-") {
+		t.Fatalf("apply -k: %s", r)
+	}
+	e.waitPhase("ci-web", corev1.PodSucceeded, 30*time.Second)
+	if r := e.must("logs", "ci-web"); r.stdout != "test\n" {
+		t.Fatalf("the generated ConfigMap's value: %q", r.stdout)
+	}
+	if r := e.must("get", "-k", dir, "-o", "name"); r.stdout != "pod/ci-web\n" {
+		t.Fatalf("get -k: %s", r)
+	}
+	if r := e.must("get", "pods", "-l", "team=blue", "-o", "name"); r.stdout != "pod/ci-web\n" {
+		t.Fatalf("commonLabels: %s", r)
+	}
+	if r := e.podrun("apply", "-k", dir, "-f", filepath.Join(dir, "pod.yaml")); r.code != 2 {
+		t.Fatalf("-k with -f: %s", r)
+	}
+	if r := e.must("delete", "-k", dir); !strings.Contains(r.stdout, `pod "ci-web" deleted`) || !strings.Contains(r.stdout, `configmap "ci-conf-`) {
+		t.Fatalf("delete -k: %s", r)
+	}
 }

@@ -284,6 +284,24 @@ type Object = object
 // NewObject returns an empty object of the kind.
 func (k *Kind) NewObject() Object { return k.newObject() }
 
+// CheckPut says whether Put would refuse obj (an immutable object changed,
+// a claim's spec changed), without changing anything, so that apply refuses
+// a manifest before it stores any of it.
+func (l Layout) CheckPut(k *Kind, obj object) error {
+	old, err := l.Get(k, obj.GetNamespace(), obj.GetName())
+	if err != nil || k.same(old, obj) {
+		return nil
+	}
+	if k.immutable(old) {
+		return errdefs.Invalid(fmt.Errorf("%s %q is invalid: the data of an immutable %s cannot be changed: delete it and create it again", k.Name, obj.GetName(), k.Name))
+	}
+	if k.prepare != nil {
+		// On an update, prepare only reads (claims, namespaces).
+		return k.prepare(l, old, obj)
+	}
+	return nil
+}
+
 // Get returns one object, or an error of class not found.
 func (l Layout) Get(k *Kind, namespace, name string) (object, error) {
 	obj, err := l.readObject(k, l.objectPath(k, namespace, name))

@@ -40,6 +40,9 @@ type Request struct {
 	// Restart counts `podrun restart` requests; the supervisor restarts the
 	// pod when it sees a count it has not handled.
 	Restart int `json:"restart,omitempty"`
+	// Update counts updates of the pod's spec through apply; the supervisor
+	// reads pod.json again when it sees a count it has not handled.
+	Update int `json:"update,omitempty"`
 }
 
 // DeleteRequest is written by `podrun delete` for the supervisor to act on.
@@ -473,4 +476,16 @@ func FindPodByUID(l Layout, uid string) (*Record, error) {
 		}
 	}
 	return nil, errdefs.Class(ErrNotFound, fmt.Errorf("no pod has uid %q", uid))
+}
+
+// UpdateSpec replaces a pod's stored spec and metadata (an update through
+// apply: labels, annotations, images, deadline) and the hash of what was
+// applied; the supervisor reads the spec again when asked (Request.Update).
+func UpdateSpec(paths PodPaths, pod *corev1.Pod, applied string) error {
+	spec := pod.DeepCopy()
+	spec.Status = corev1.PodStatus{}
+	if err := WriteJSON(paths.SpecFile(), spec); err != nil {
+		return fmt.Errorf("updating the record of pod %s/%s: %w", pod.Namespace, pod.Name, err)
+	}
+	return writeFileAtomic(paths.AppliedFile(), []byte(applied))
 }

@@ -130,6 +130,10 @@ func Apply(l store.Layout, plan *podspec.Plan, opts ApplyOptions) (*ApplyResult,
 		if string(prev) == hash && old.Broken == nil && !store.IsTerminal(old.Pod) {
 			return &ApplyResult{Record: old, Action: "unchanged"}, nil
 		}
+		if !opts.Force && old.Broken == nil && !store.IsTerminal(old.Pod) && store.SupervisorPid(old.Paths) > 0 {
+			// An update in place, as the API server allows one of a running pod.
+			return update(old, plan, hash)
+		}
 		if !opts.Force {
 			if old.Broken != nil {
 				return nil, errdefs.Class(errdefs.ErrAlreadyExists, fmt.Errorf("pod %q exists in namespace %q but its record cannot be read (%v): delete it first (podrun delete %s) or apply with --force to replace it", plan.Pod.Name, plan.Pod.Namespace, old.Broken, plan.Pod.Name))
@@ -215,4 +219,58 @@ func startSupervisor(l store.Layout, rec *store.Record, opts ApplyOptions) error
 	}
 	args = append(args, "supervise", string(rec.Pod.UID))
 	return ownerproc.Spawn(opts.Exe, args, rec.Paths.SupervisorLog(), "the supervisor", 60*time.Second)
+}
+
+// CheckApply says, before anything of a manifest is created, whether Apply
+// would refuse the pod: an update the API server forbids, or a changed pod
+// that cannot be updated (finished, or its supervisor gone) without --force.
+func CheckApply(l store.Layout, plan *podspec.Plan, opts ApplyOptions) error {
+	if opts.Force {
+		return nil
+	}
+	old, err := store.FindPod(l, plan.Pod.Namespace, plan.Pod.Name)
+	if err != nil {
+		return nil
+	}
+	prev, _ := os.ReadFile(old.Paths.AppliedFile())
+	if old.Broken != nil || string(prev) == appliedHash(plan, opts.Settings) {
+		return nil // Apply says what it does with these
+	}
+	if !store.IsTerminal(old.Pod) && store.SupervisorPid(old.Paths) > 0 {
+		if _, err := podspec.DiffPodUpdate(old.Pod, plan.Pod); err != nil {
+			return errdefs.Invalid(fmt.Errorf("%w\n(podrun apply --force deletes the pod and creates it again)", err))
+		}
+		return nil
+	}
+	return nil
+}
+
+// update changes a running pod as far as the API server lets an update change
+// a pod (podspec.DiffPodUpdate): the record gets the new labels, annotations,
+// images and deadline, and the supervisor is asked to act on them (restart
+// the containers whose image changed, as the kubelet does on a changed
+// container hash).
+func update(old *store.Record, plan *podspec.Plan, hash string) (*ApplyResult, error) {
+	u, err := podspec.DiffPodUpdate(old.Pod, plan.Pod)
+	if err != nil {
+		return nil, errdefs.Invalid(fmt.Errorf("%w\n(podrun apply --force deletes the pod and creates it again)", err))
+	}
+	pod := podspec.ApplyPodUpdate(old.Pod, plan.Pod)
+	if err := store.UpdateSpec(old.Paths, pod, hash); err != nil {
+		return nil, err
+	}
+	pod.Status = old.Pod.Status
+	old.Pod = pod
+	if u.Changed() {
+		if pid := store.SupervisorPid(old.Paths); pid > 0 {
+			if err := request(old.Paths, pid, func(r *store.Request) { r.Update++ }); err != nil {
+				return nil, fmt.Errorf("updating pod %s: %w", old.Key(), err)
+			}
+		}
+	}
+	action := "configured"
+	if !u.Changed() {
+		action = "unchanged"
+	}
+	return &ApplyResult{Record: old, Action: action}, nil
 }

@@ -105,8 +105,10 @@ func Supervise(l store.Layout, rec *store.Record, opts SuperviseOptions) error {
 	}
 	deletes := make(chan time.Duration, 4)
 	restarts := make(chan struct{}, 4)
+	// The latest spec updated through apply (update in apply.go).
+	updates := make(chan *corev1.Pod, 1)
 	go func() {
-		restartsSeen, deleting := 0, false
+		restartsSeen, updatesSeen, deleting := 0, 0, false
 		for sig := range sigs {
 			grace, del := deleteGrace(rec.Pod), sig != syscall.SIGUSR1
 			if sig == syscall.SIGUSR1 { // the doorbell: read the request
@@ -114,6 +116,17 @@ func Supervise(l store.Layout, rec *store.Record, opts SuperviseOptions) error {
 				if req.Restart > restartsSeen {
 					restartsSeen = req.Restart
 					restarts <- struct{}{}
+				}
+				if req.Update > updatesSeen {
+					updatesSeen = req.Update
+					var p corev1.Pod
+					if err := store.ReadJSON(paths.SpecFile(), &p); err == nil {
+						select { // the latest update replaces one not yet taken
+						case <-updates:
+						default:
+						}
+						updates <- &p
+					}
 				}
 				if req.Delete != nil {
 					del, grace = true, time.Duration(req.Delete.GracePeriodSeconds)*time.Second
@@ -178,7 +191,7 @@ func Supervise(l store.Layout, rec *store.Record, opts SuperviseOptions) error {
 		defer close(synced)
 		syncVolumes(l, sb, paths, plan, set.SyncFrequency.Duration, stopSync, log)
 	}()
-	m.run(pub.publish, deletes, restarts)
+	m.run(pub.publish, deletes, restarts, updates)
 	close(stopSync)
 	<-synced
 	runner.WaitReleased() // containers' releases still in flight

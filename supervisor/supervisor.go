@@ -60,6 +60,9 @@ type ctr struct {
 	// like the kubelet, a sidecar does not count as started before it has.
 	postStartPending bool
 	ran              bool // a run has ended or failed to start
+	// changed: the container's image was updated; it is being stopped to be
+	// started again with the new one, whatever the restart policy.
+	changed bool
 	// completed: a plain init container succeeded in this incarnation of the pod.
 	completed bool
 	// retryAt holds a waiting container (config error) until then.
@@ -398,7 +401,7 @@ func (m *machine) syncApps() {
 	// is final and the sidecars are stopped (sidecars do not keep a pod alive).
 	done := true
 	for _, c := range m.apps {
-		if c.active() || !c.ran || m.shouldRestart(c) {
+		if c.active() || !c.ran || m.shouldRestart(c) || c.changed {
 			done = false
 		}
 	}
@@ -431,7 +434,7 @@ func (m *machine) syncApps() {
 		hookBefore = hookBefore || c.postStartPending
 	}
 	for _, c := range m.apps {
-		if !hookBefore && !c.active() && !c.stopping && (!c.ran || m.shouldRestart(c)) {
+		if !hookBefore && !c.active() && !c.stopping && (!c.ran || m.shouldRestart(c) || c.changed) {
 			m.startWithBackoff(c)
 		}
 		hookBefore = hookBefore || c.postStartPending
@@ -597,6 +600,7 @@ func (m *machine) start(c *ctr) {
 		restartCount = c.status.RestartCount + 1
 	}
 	c.starting = true
+	c.changed = false
 	c.run++
 	run := c.run
 	postStart := c.spec.Lifecycle != nil && c.spec.Lifecycle.PostStart != nil
@@ -1018,7 +1022,7 @@ func (m *machine) podStatus() corev1.PodStatus {
 
 // run drives the machine until the pod is done. publish is called whenever
 // the status may have changed; deletes delivers deletion requests.
-func (m *machine) run(publish func(corev1.PodStatus), deletes <-chan time.Duration, restarts <-chan struct{}) {
+func (m *machine) run(publish func(corev1.PodStatus), deletes <-chan time.Duration, restarts <-chan struct{}, updates <-chan *corev1.Pod) {
 	timer := m.clock.NewTimer(time.Hour)
 	defer timer.Stop()
 	for {
@@ -1048,7 +1052,40 @@ func (m *machine) run(publish func(corev1.PodStatus), deletes <-chan time.Durati
 			m.requestDelete(grace)
 		case <-restarts:
 			m.requestRestart()
+		case p := <-updates:
+			m.update(p)
 		case <-timer.C():
 		}
 	}
+}
+
+// update takes a pod updated through apply (podspec.DiffPodUpdate said what
+// may change): new labels and annotations, a new deadline, and new images. A
+// running app container or sidecar whose image changed is killed and started
+// again with the new image, as the kubelet's computePodActions does when a
+// container's hash changes; a plain init container's new image is only
+// recorded (it has run; it runs with it when the pod runs again).
+func (m *machine) update(p *corev1.Pod) {
+	m.pod.Labels, m.pod.Annotations = p.Labels, p.Annotations
+	m.pod.Spec.ActiveDeadlineSeconds = p.Spec.ActiveDeadlineSeconds
+	m.pod.Spec.Tolerations = p.Spec.Tolerations
+	apply := func(list []*ctr, specs []corev1.Container) {
+		for i, c := range list {
+			if i >= len(specs) || specs[i].Image == c.spec.Image {
+				continue
+			}
+			c.spec.Image = specs[i].Image
+			if c.init && !c.sidecar {
+				continue
+			}
+			if m.state != stateRunning || !c.active() || c.stopping {
+				continue
+			}
+			c.changed = true
+			m.events.add("Normal", "Killing", m.object(c), "Container %s definition changed, will be restarted", c.spec.Name)
+			m.stopContainer(c, m.gracePeriod, false)
+		}
+	}
+	apply(m.inits, p.Spec.InitContainers)
+	apply(m.apps, p.Spec.Containers)
 }

@@ -31,6 +31,9 @@ func applyCommand() *cli.Command {
   # Every manifest of a directory, and its subdirectories, in one step
   podrun apply -f manifests/ -R
 
+  # A kustomization (kustomize build, as kubectl apply -k)
+  podrun apply -k overlays/ci
+
   # From stdin; print what would be created, with the defaults, and change nothing
   cat pod.yaml | podrun apply -f - --dry-run=client -o yaml`,
 		Flags: append(filenameFlags("the manifest"),
@@ -49,16 +52,15 @@ func applyCommand() *cli.Command {
 // manifestArgs are the manifests named with -f, or the one positional FILE
 // podrun has always taken.
 func manifestArgs(c *cli.Context, verb string) ([]string, error) {
-	files := c.StringSlice("filename")
-	if len(files) == 0 && c.NArg() == 1 && verb == "apply" {
-		files = []string{c.Args().First()}
-	} else if c.NArg() > 0 && len(files) > 0 {
+	if !hasInput(c) && c.NArg() == 1 && verb == "apply" {
+		return expandFilenames([]string{c.Args().First()}, c.Bool("recursive"))
+	} else if c.NArg() > 0 && hasInput(c) {
 		return nil, usageError("%s takes manifests with -f, or names, not both", verb)
 	}
-	if len(files) == 0 {
+	if !hasInput(c) {
 		return nil, usageError("%s needs a manifest: podrun %s -f FILE", verb, verb)
 	}
-	return expandFilenames(files, c.Bool("recursive"))
+	return inputFiles(c)
 }
 
 func runApply(c *cli.Context) error {
@@ -128,6 +130,11 @@ func runApply(c *cli.Context) error {
 	}
 	if err := checkTerminating(l, in); err != nil {
 		return err
+	}
+	// Changes the store or the API server would refuse are found before
+	// anything is stored: a manifest is applied whole or not at all.
+	if err := checkUpdates(l, in, supervisor.ApplyOptions{Force: c.Bool("force"), Settings: podSettings(c)}); err != nil {
+		return cli.Exit(err.Error(), exitUsage)
 	}
 	// A manifest's Namespaces first, whatever their place in it, as kubectl
 	// apply orders them; objects in a namespace that has no Namespace object

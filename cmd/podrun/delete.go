@@ -10,7 +10,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/podrun/podrun/controllers"
-	"github.com/podrun/podrun/podspec"
 	"github.com/podrun/podrun/serviceowner"
 	"github.com/podrun/podrun/store"
 	"github.com/podrun/podrun/supervisor"
@@ -98,16 +97,16 @@ func runDelete(c *cli.Context) error {
 		for _, n := range args[1:] {
 			objects = append(objects, objectName{kind, ns, n})
 		}
-	case len(c.StringSlice("filename")) > 0:
+	case hasInput(c):
 		if c.NArg() > 0 {
 			return usageError("delete takes -f or names, not both")
 		}
-		files, err := expandFilenames(c.StringSlice("filename"), c.Bool("recursive"))
+		files, err := inputFiles(c)
 		if err != nil {
 			return err
 		}
 		for _, f := range files {
-			m, err := podspec.LoadFile(f)
+			m, err := loadInput(f)
 			if err != nil {
 				return cli.Exit(err.Error(), exitUsage)
 			}

@@ -8,7 +8,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/podrun/podrun/controllers"
-	"github.com/podrun/podrun/podspec"
 	"github.com/podrun/podrun/printers"
 	"github.com/podrun/podrun/store"
 )
@@ -36,8 +35,15 @@ func describeCommand() *cli.Command {
 				}
 			}
 			names := podArgs(c.Args().Slice())
-			for _, f := range c.StringSlice("filename") {
-				m, err := podspec.LoadFile(f)
+			var files []string
+			if hasInput(c) {
+				var err error
+				if files, err = inputFiles(c); err != nil {
+					return err
+				}
+			}
+			for _, f := range files {
+				m, err := loadInput(f)
 				if err != nil {
 					return cli.Exit(err.Error(), exitUsage)
 				}

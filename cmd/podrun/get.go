@@ -16,7 +16,6 @@ import (
 	"k8s.io/client-go/util/jsonpath"
 	"sigs.k8s.io/yaml"
 
-	"github.com/podrun/podrun/podspec"
 	"github.com/podrun/podrun/printers"
 	"github.com/podrun/podrun/store"
 )
@@ -106,16 +105,16 @@ func runGet(c *cli.Context) error {
 	}
 	l := layout(c)
 	names := podArgs(c.Args().Slice())
-	if files := c.StringSlice("filename"); len(files) > 0 {
+	if hasInput(c) {
 		if len(names) > 0 {
 			return usageError("get takes -f or names, not both")
 		}
-		expanded, err := expandFilenames(files, c.Bool("recursive"))
+		expanded, err := inputFiles(c)
 		if err != nil {
 			return err
 		}
 		for _, f := range expanded {
-			m, err := podspec.LoadFile(f)
+			m, err := loadInput(f)
 			if err != nil {
 				return cli.Exit(err.Error(), exitUsage)
 			}

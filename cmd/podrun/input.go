@@ -12,6 +12,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/urfave/cli/v2"
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
 
 	"github.com/podrun/podrun/podspec"
 	"github.com/podrun/podrun/store"
@@ -26,7 +28,53 @@ func filenameFlags(usage string) []cli.Flag {
 	return []cli.Flag{
 		&cli.StringSliceFlag{Name: "filename", Aliases: []string{"f"}, Usage: usage + " (repeatable; a directory reads its .yaml, .yml and .json files; - is stdin)"},
 		&cli.BoolFlag{Name: "recursive", Aliases: []string{"R"}, Usage: "with -f DIR, read the directories below it too"},
+		&cli.StringFlag{Name: "kustomize", Aliases: []string{"k"}, Usage: "a kustomization directory, built as kubectl -k builds it (not with -f)"},
 	}
+}
+
+// kustomizeInput marks a kustomization directory among the inputs (a path
+// never holds a NUL byte).
+const kustomizeInput = "\x00kustomize:"
+
+// inputFiles are the manifests of -f (expanded) or the kustomization of -k;
+// kubectl takes one or the other.
+func inputFiles(c *cli.Context) ([]string, error) {
+	files := c.StringSlice("filename")
+	if k := c.String("kustomize"); k != "" {
+		if len(files) > 0 {
+			return nil, usageError("only one of -f or -k can be specified")
+		}
+		if st, err := os.Stat(k); err != nil || !st.IsDir() {
+			return nil, usageError("must build at directory: not a valid directory: %s", k)
+		}
+		return []string{kustomizeInput + k}, nil
+	}
+	return expandFilenames(files, c.Bool("recursive"))
+}
+
+// hasInput reports whether -f or -k was given.
+func hasInput(c *cli.Context) bool {
+	return len(c.StringSlice("filename")) > 0 || c.String("kustomize") != ""
+}
+
+// loadInput reads one input of inputFiles: a manifest file, stdin, or the
+// output of a kustomization built with the kustomize library, as kubectl's
+// -k does (krusty with the on-disk file system and kubectl's defaults).
+func loadInput(f string) (*podspec.Manifest, error) {
+	dir, ok := strings.CutPrefix(f, kustomizeInput)
+	if !ok {
+		return podspec.LoadFile(f)
+	}
+	k := krusty.MakeKustomizer(krusty.MakeDefaultOptions())
+	res, err := k.Run(filesys.MakeFsOnDisk(), dir)
+	if err != nil {
+		return nil, fmt.Errorf("%s: kustomize: %w", dir, err)
+	}
+	data, err := res.AsYaml()
+	if err != nil {
+		return nil, fmt.Errorf("%s: kustomize: %w", dir, err)
+	}
+	return podspec.Load(data, dir+" (kustomize output)")
 }
 
 // expandFilenames turns -f arguments into manifest files, in kubectl's order:
@@ -87,7 +135,7 @@ func loadPlans(l store.Layout, files []string, ns string) (*loaded, error) {
 	var errs []error
 	in := &loaded{}
 	for _, f := range files {
-		m, err := podspec.LoadFile(f)
+		m, err := loadInput(f)
 		if err != nil {
 			errs = append(errs, err)
 			continue

@@ -221,3 +221,21 @@ func deleteNamespace(l store.Layout, name string, opts supervisor.DeleteOptions)
 	}
 	return nil
 }
+
+// checkUpdates finds the updates Put and supervisor.Apply would refuse.
+func checkUpdates(l store.Layout, in *loaded, opts supervisor.ApplyOptions) error {
+	var errs []error
+	for _, cm := range in.configMaps {
+		errs = append(errs, l.CheckPut(store.ConfigMapKind, cm.DeepCopy()))
+	}
+	for _, s := range in.secrets {
+		errs = append(errs, l.CheckPut(store.SecretKind, s.DeepCopy()))
+	}
+	for _, pvc := range in.claims {
+		errs = append(errs, l.CheckPut(store.ClaimKind, pvc.DeepCopy()))
+	}
+	for _, p := range in.plans {
+		errs = append(errs, supervisor.CheckApply(l, p, opts))
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,97 @@
+package integration
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+func updatePod(label, imageB, extra string) string {
+	return `
+apiVersion: v1
+kind: Pod
+metadata: {name: upd, labels: {app: ` + label + `}}
+spec:
+  terminationGracePeriodSeconds: 1
+` + extra + `  containers:
+  - {name: a, image: busybox:1.28, command: ['sleep', '3600']}
+  - {name: b, image: ` + imageB + `, command: ['sleep', '3600']}
+`
+}
+
+// apply updates a running pod as the API server allows: labels restart
+// nothing, a changed image restarts exactly that container, a lowered
+// deadline takes effect, other changes are refused and --force replaces.
+func TestUpdateInPlace(t *testing.T) {
+	e := newEnv(t)
+	e.must("load", "-i", testImage, "--tag", "busybox:other")
+	e.apply(`
+apiVersion: v1
+kind: Service
+metadata: {name: v2}
+spec: {selector: {app: v2}, ports: [{port: 80}]}
+`)
+	e.apply(updatePod("v1", "busybox:1.28", ""), "--wait")
+	before := e.pod("upd")
+	started := func(p *corev1.Pod, name string) string {
+		s := containerState(p, name)
+		if s.State.Running == nil {
+			t.Fatalf("container %s is not running: %+v", name, s.State)
+		}
+		return s.State.Running.StartedAt.String()
+	}
+
+	// Labels: configured, nothing restarts, the Service's endpoints follow.
+	if r := e.apply(updatePod("v2", "busybox:1.28", "")); r.stdout != "pod/upd configured\n" {
+		t.Fatalf("label update: %s", r)
+	}
+	if r := e.apply(updatePod("v2", "busybox:1.28", "")); r.stdout != "pod/upd unchanged\n" {
+		t.Fatalf("label update again: %s", r)
+	}
+	if r := e.must("get", "endpoints", "v2"); !strings.Contains(r.stdout, before.Status.PodIP+":80") {
+		t.Fatalf("endpoints after the label update: %s", r)
+	}
+	time.Sleep(time.Second)
+	p := e.pod("upd")
+	for _, c := range []string{"a", "b"} {
+		if containerState(p, c).RestartCount != 0 || started(p, c) != started(before, c) {
+			t.Fatalf("a label update restarted container %s: %+v", c, containerState(p, c))
+		}
+	}
+	if p.Labels["app"] != "v2" {
+		t.Fatalf("labels after update: %v", p.Labels)
+	}
+
+	// Image of b: b alone is killed and started again with it.
+	if r := e.apply(updatePod("v2", "busybox:other", "")); r.stdout != "pod/upd configured\n" {
+		t.Fatalf("image update: %s", r)
+	}
+	p = e.waitFor("upd", 30*time.Second, "b restarted with the new image", func(p *corev1.Pod) bool {
+		b := containerState(p, "b")
+		return b.RestartCount == 1 && b.State.Running != nil && strings.HasSuffix(b.Image, "busybox:other")
+	})
+	if a := containerState(p, "a"); a.RestartCount != 0 || started(p, "a") != started(before, "a") {
+		t.Fatalf("the image update of b restarted a: %+v", a)
+	}
+	if r := e.must("describe", "upd"); !strings.Contains(r.stdout, "Container b definition changed, will be restarted") {
+		t.Fatalf("no event for the image update: %s", r)
+	}
+
+	// Any other change is refused with the API server's message.
+	r := e.podrun("apply", e.manifest(strings.Replace(updatePod("v2", "busybox:other", ""), "'3600'", "'3601'", 1)))
+	if r.code != 2 || !strings.Contains(r.stderr, `The Pod "upd" is invalid: spec: Forbidden: pod updates may not change fields other than`) {
+		t.Fatalf("a command update: %s", r)
+	}
+	// A lowered deadline takes effect.
+	e.apply(updatePod("v2", "busybox:other", "  activeDeadlineSeconds: 1\n"))
+	p = e.waitPhase("upd", corev1.PodFailed, 30*time.Second)
+	if p.Status.Reason != "DeadlineExceeded" {
+		t.Fatalf("after the deadline update: %s %s", p.Status.Phase, p.Status.Reason)
+	}
+	// --force replaces the pod.
+	if r := e.must("apply", e.manifest(updatePod("v3", "busybox:1.28", "")), "--force"); r.stdout != "pod/upd replaced\n" {
+		t.Fatalf("apply --force: %s", r)
+	}
+}

@@ -1,0 +1,113 @@
+package podspec
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// updatablePodSpecFields are the spec fields the API server lets an update
+// of a pod change (pkg/apis/core/validation ValidatePodUpdate).
+var updatablePodSpecFields = []string{
+	"`spec.containers[*].image`",
+	"`spec.initContainers[*].image`",
+	"`spec.activeDeadlineSeconds`",
+	"`spec.tolerations` (only additions to existing tolerations)",
+	"`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)",
+}
+
+// PodUpdate is what an update of a pod changes.
+type PodUpdate struct {
+	// Meta: labels or annotations changed.
+	Meta bool
+	// Images are the containers (init or app, by name) whose image changed.
+	Images []string
+	// Deadline: activeDeadlineSeconds was set or lowered.
+	Deadline bool
+	// Tolerations were added (recorded; podrun has no taints).
+	Tolerations bool
+}
+
+// Changed reports whether the update changes anything.
+func (u PodUpdate) Changed() bool {
+	return u.Meta || len(u.Images) > 0 || u.Deadline || u.Tolerations
+}
+
+// DiffPodUpdate checks an update of old (the stored pod) to updated (the
+// defaulted pod of a manifest) as the API server's ValidatePodUpdate does,
+// and says what it changes. The error is the API server's, naming the pod.
+func DiffPodUpdate(old, updated *corev1.Pod) (PodUpdate, error) {
+	var u PodUpdate
+	var errs field.ErrorList
+	specPath := field.NewPath("spec")
+	u.Meta = !equality.Semantic.DeepEqual(old.Labels, updated.Labels) || !equality.Semantic.DeepEqual(old.Annotations, updated.Annotations)
+	munged := updated.Spec.DeepCopy()
+	// What the API server (the scheduler) set on the stored pod stays.
+	if munged.NodeName == "" {
+		munged.NodeName = old.Spec.NodeName
+	}
+	images := func(newList, oldList []corev1.Container) {
+		if len(newList) != len(oldList) {
+			return // a different number of containers is a forbidden change
+		}
+		for i := range newList {
+			if newList[i].Image != oldList[i].Image {
+				u.Images = append(u.Images, newList[i].Name)
+				newList[i].Image = oldList[i].Image
+			}
+		}
+	}
+	images(munged.InitContainers, old.Spec.InitContainers)
+	images(munged.Containers, old.Spec.Containers)
+	// activeDeadlineSeconds may be set, or lowered, never raised or removed.
+	if o, n := old.Spec.ActiveDeadlineSeconds, munged.ActiveDeadlineSeconds; !reflect.DeepEqual(o, n) {
+		switch {
+		case n == nil:
+			errs = append(errs, field.Invalid(specPath.Child("activeDeadlineSeconds"), n, "must not update from a positive integer to nil value"))
+		case o != nil && *n > *o:
+			errs = append(errs, field.Invalid(specPath.Child("activeDeadlineSeconds"), *n, "must be less than or equal to previous value"))
+		default:
+			u.Deadline = true
+		}
+		munged.ActiveDeadlineSeconds = o
+	}
+	// Tolerations may only be added to.
+	if !reflect.DeepEqual(old.Spec.Tolerations, munged.Tolerations) && len(munged.Tolerations) > len(old.Spec.Tolerations) &&
+		equality.Semantic.DeepEqual(old.Spec.Tolerations, munged.Tolerations[:len(old.Spec.Tolerations)]) {
+		u.Tolerations = true
+		munged.Tolerations = old.Spec.Tolerations
+	}
+	if !equality.Semantic.DeepEqual(*munged, old.Spec) {
+		diff := cmp.Diff(old.Spec, *munged)
+		errs = append(errs, field.Forbidden(specPath, fmt.Sprintf("pod updates may not change fields other than %s\n%v", strings.Join(updatablePodSpecFields, ","), diff)))
+	}
+	if len(errs) > 0 {
+		return PodUpdate{}, fmt.Errorf("The Pod %q is invalid: %s", updated.Name, errs.ToAggregate().Error())
+	}
+	return u, nil
+}
+
+// ApplyPodUpdate returns old with the update of DiffPodUpdate made: the new
+// labels, annotations, images, deadline and tolerations; the rest of old.
+func ApplyPodUpdate(old, updated *corev1.Pod) *corev1.Pod {
+	out := old.DeepCopy()
+	out.Labels, out.Annotations = updated.Labels, updated.Annotations
+	for i := range out.Spec.InitContainers {
+		if i < len(updated.Spec.InitContainers) {
+			out.Spec.InitContainers[i].Image = updated.Spec.InitContainers[i].Image
+		}
+	}
+	for i := range out.Spec.Containers {
+		if i < len(updated.Spec.Containers) {
+			out.Spec.Containers[i].Image = updated.Spec.Containers[i].Image
+		}
+	}
+	out.Spec.ActiveDeadlineSeconds = updated.Spec.ActiveDeadlineSeconds
+	out.Spec.Tolerations = updated.Spec.Tolerations
+	return out
+}
