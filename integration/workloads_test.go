@@ -3,8 +3,11 @@ package integration
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -413,5 +416,46 @@ func TestRolloutStatusTimeout(t *testing.T) {
 	r := e.podrun("rollout", "status", "deployment/web", "--timeout", "3s")
 	if r.code != 124 || !strings.Contains(r.stdout, `Waiting for deployment "web" rollout to finish`) {
 		t.Errorf("rollout status: %s", r)
+	}
+}
+
+// The controllers process killed, the next `get` starts it again and the
+// replica count is kept again, as pods' supervisors are revived.
+func TestControllersRevivedAfterCrash(t *testing.T) {
+	e := newEnv(t)
+	e.apply(`
+apiVersion: apps/v1
+kind: ReplicaSet
+metadata:
+  name: rs
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: rs}}
+  template:
+    metadata: {labels: {app: rs}}
+    spec:
+      terminationGracePeriodSeconds: 1
+      containers:
+      - {name: c, image: busybox:1.28, command: [sleep, "3600"]}
+`)
+	pods := e.waitPods("app=rs", time.Minute, "1 running", running(1))
+	data, err := os.ReadFile(filepath.Join(e.runRoot, "controllers", "owner.pid"))
+	if err != nil {
+		t.Fatalf("reading the controllers' pid: %v", err)
+	}
+	pid := strings.TrimSpace(string(data))
+	if err := syscall.Kill(atoi(t, pid), syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	waitGone(t, pid)
+	e.must("delete", "pod", pods[0].Name)
+	// get (in waitPods) starts the controllers again, which make a new replica.
+	again := e.waitPods("app=rs", time.Minute, "1 running again", running(1))
+	if again[0].Name == pods[0].Name {
+		t.Errorf("the deleted pod is back")
+	}
+	data, _ = os.ReadFile(filepath.Join(e.runRoot, "controllers", "owner.pid"))
+	if strings.TrimSpace(string(data)) == pid {
+		t.Errorf("no new controllers process")
 	}
 }
