@@ -130,17 +130,15 @@ func checkOwned(t *testing.T, p corev1.Pod, kind, name string, uid types.UID) {
 	}
 }
 
-// A ReplicaSet keeps its replicas: a deleted pod is replaced by a new one;
-// deleting the ReplicaSet deletes its pods (the leak check runs after).
-func TestReplicaSetKeepsReplicas(t *testing.T) {
-	e := newEnv(t)
-	r := e.apply(`
+// replicaSet is the ReplicaSet rs of n sleeping pods labelled app=rs.
+func replicaSet(n int) string {
+	return fmt.Sprintf(`
 apiVersion: apps/v1
 kind: ReplicaSet
 metadata:
   name: rs
 spec:
-  replicas: 2
+  replicas: %d
   selector: {matchLabels: {app: rs}}
   template:
     metadata: {labels: {app: rs}}
@@ -148,7 +146,14 @@ spec:
       terminationGracePeriodSeconds: 1
       containers:
       - {name: c, image: busybox:1.28, command: [sleep, "3600"]}
-`)
+`, n)
+}
+
+// A ReplicaSet keeps its replicas: a deleted pod is replaced by a new one;
+// deleting the ReplicaSet deletes its pods (the leak check runs after).
+func TestReplicaSetKeepsReplicas(t *testing.T) {
+	e := newEnv(t)
+	r := e.apply(replicaSet(2))
 	if r.stdout != "replicaset.apps/rs created\n" {
 		t.Errorf("apply printed %q", r.stdout)
 	}
@@ -423,21 +428,7 @@ func TestRolloutStatusTimeout(t *testing.T) {
 // replica count is kept again, as pods' supervisors are revived.
 func TestControllersRevivedAfterCrash(t *testing.T) {
 	e := newEnv(t)
-	e.apply(`
-apiVersion: apps/v1
-kind: ReplicaSet
-metadata:
-  name: rs
-spec:
-  replicas: 1
-  selector: {matchLabels: {app: rs}}
-  template:
-    metadata: {labels: {app: rs}}
-    spec:
-      terminationGracePeriodSeconds: 1
-      containers:
-      - {name: c, image: busybox:1.28, command: [sleep, "3600"]}
-`)
+	e.apply(replicaSet(1))
 	pods := e.waitPods("app=rs", time.Minute, "1 running", running(1))
 	data, err := os.ReadFile(filepath.Join(e.runRoot, "controllers", "owner.pid"))
 	if err != nil {
