@@ -3,8 +3,11 @@ package integration
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -127,17 +130,15 @@ func checkOwned(t *testing.T, p corev1.Pod, kind, name string, uid types.UID) {
 	}
 }
 
-// A ReplicaSet keeps its replicas: a deleted pod is replaced by a new one;
-// deleting the ReplicaSet deletes its pods (the leak check runs after).
-func TestReplicaSetKeepsReplicas(t *testing.T) {
-	e := newEnv(t)
-	r := e.apply(`
+// replicaSet is the ReplicaSet rs of n sleeping pods labelled app=rs.
+func replicaSet(n int) string {
+	return fmt.Sprintf(`
 apiVersion: apps/v1
 kind: ReplicaSet
 metadata:
   name: rs
 spec:
-  replicas: 2
+  replicas: %d
   selector: {matchLabels: {app: rs}}
   template:
     metadata: {labels: {app: rs}}
@@ -145,7 +146,14 @@ spec:
       terminationGracePeriodSeconds: 1
       containers:
       - {name: c, image: busybox:1.28, command: [sleep, "3600"]}
-`)
+`, n)
+}
+
+// A ReplicaSet keeps its replicas: a deleted pod is replaced by a new one;
+// deleting the ReplicaSet deletes its pods (the leak check runs after).
+func TestReplicaSetKeepsReplicas(t *testing.T) {
+	e := newEnv(t)
+	r := e.apply(replicaSet(2))
 	if r.stdout != "replicaset.apps/rs created\n" {
 		t.Errorf("apply printed %q", r.stdout)
 	}
@@ -413,5 +421,32 @@ func TestRolloutStatusTimeout(t *testing.T) {
 	r := e.podrun("rollout", "status", "deployment/web", "--timeout", "3s")
 	if r.code != 124 || !strings.Contains(r.stdout, `Waiting for deployment "web" rollout to finish`) {
 		t.Errorf("rollout status: %s", r)
+	}
+}
+
+// The controllers process killed, the next `get` starts it again and the
+// replica count is kept again, as pods' supervisors are revived.
+func TestControllersRevivedAfterCrash(t *testing.T) {
+	e := newEnv(t)
+	e.apply(replicaSet(1))
+	pods := e.waitPods("app=rs", time.Minute, "1 running", running(1))
+	data, err := os.ReadFile(filepath.Join(e.runRoot, "controllers", "owner.pid"))
+	if err != nil {
+		t.Fatalf("reading the controllers' pid: %v", err)
+	}
+	pid := strings.TrimSpace(string(data))
+	if err := syscall.Kill(atoi(t, pid), syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	waitGone(t, pid)
+	e.must("delete", "pod", pods[0].Name)
+	// get (in waitPods) starts the controllers again, which make a new replica.
+	again := e.waitPods("app=rs", time.Minute, "1 running again", running(1))
+	if again[0].Name == pods[0].Name {
+		t.Errorf("the deleted pod is back")
+	}
+	data, _ = os.ReadFile(filepath.Join(e.runRoot, "controllers", "owner.pid"))
+	if strings.TrimSpace(string(data)) == pid {
+		t.Errorf("no new controllers process")
 	}
 }
