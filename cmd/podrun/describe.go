@@ -7,7 +7,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/podrun/podrun/podspec"
 	"github.com/podrun/podrun/printers"
 	"github.com/podrun/podrun/store"
 )
@@ -23,7 +22,7 @@ func describeCommand() *cli.Command {
 
   # Every pod labelled app=web
   podrun describe pods -l app=web`,
-		Flags: append(filenameFlags("the pods of this manifest"), selectorFlags()...),
+		Flags: append(filenameFlags("the objects of this manifest"), selectorFlags()...),
 		Action: func(c *cli.Context) error {
 			if args := c.Args().Slice(); len(args) > 0 {
 				if k, ok := store.KindFor(args[0]); ok && k == store.ServiceKind {
@@ -31,14 +30,15 @@ func describeCommand() *cli.Command {
 				}
 			}
 			names := podArgs(c.Args().Slice())
-			for _, f := range c.StringSlice("filename") {
-				m, err := podspec.LoadFile(f)
+			if len(c.StringSlice("filename")) > 0 {
+				if len(names) > 0 {
+					return usageError("describe takes -f or names, not both")
+				}
+				objs, err := fileObjects(c)
 				if err != nil {
-					return cli.Exit(err.Error(), exitUsage)
+					return err
 				}
-				for _, p := range m.Pods {
-					names = append(names, p.Name)
-				}
+				return describeFiles(c, objs)
 			}
 			sel, err := parseSelectors(c)
 			if err != nil {
@@ -56,20 +56,29 @@ func describeCommand() *cli.Command {
 			}
 			l := layout(c)
 			for i, rec := range recs {
-				info, err := store.Describe(l, rec)
-				if err != nil {
-					return err
-				}
-				extra := printers.Extra{Requests: info.Requests, Limits: info.Limits, CgroupPath: info.CgroupPath}
-				for _, e := range info.Events {
-					extra.Events = append(extra.Events, printers.Event{Time: e.Time.Time, Type: e.Type, Reason: e.Reason, Object: e.Object, Message: e.Message})
-				}
 				if i > 0 {
 					os.Stdout.WriteString("\n\n")
 				}
-				printers.Describe(os.Stdout, rec.View(), extra, time.Now())
+				if err := describePod(l, rec); err != nil {
+					return err
+				}
 			}
 			return nil
 		},
 	}
+}
+
+// describePod prints one pod as kubectl describe does, with what podrun
+// knows besides the object (effective resources, cgroup, events).
+func describePod(l store.Layout, rec *store.Record) error {
+	info, err := store.Describe(l, rec)
+	if err != nil {
+		return err
+	}
+	extra := printers.Extra{Requests: info.Requests, Limits: info.Limits, CgroupPath: info.CgroupPath}
+	for _, e := range info.Events {
+		extra.Events = append(extra.Events, printers.Event{Time: e.Time.Time, Type: e.Type, Reason: e.Reason, Object: e.Object, Message: e.Message})
+	}
+	printers.Describe(os.Stdout, rec.View(), extra, time.Now())
+	return nil
 }

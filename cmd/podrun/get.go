@@ -16,7 +16,6 @@ import (
 	"k8s.io/client-go/util/jsonpath"
 	"sigs.k8s.io/yaml"
 
-	"github.com/podrun/podrun/podspec"
 	"github.com/podrun/podrun/printers"
 	"github.com/podrun/podrun/store"
 )
@@ -41,7 +40,7 @@ func getCommand() *cli.Command {
 
   # Watch STATUS changes (Ctrl-C to stop)
   podrun get pods -w`,
-		Flags: append(append(filenameFlags("the pods of this manifest"), selectorFlags()...),
+		Flags: append(append(filenameFlags("the objects of this manifest (pods, Services, ConfigMaps, Secrets)"), selectorFlags()...),
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "wide, name, json, yaml, jsonpath=TEMPLATE, jsonpath-file=FILE, custom-columns=SPEC, custom-columns-file=FILE, go-template=TEMPLATE, go-template-file=FILE"},
 			&cli.BoolFlag{Name: "all-namespaces", Aliases: []string{"A"}, Usage: "pods of every namespace"},
 			&cli.BoolFlag{Name: "watch", Aliases: []string{"w"}, Usage: "after the list, print a pod again each time it changes"},
@@ -102,22 +101,25 @@ func runGet(c *cli.Context) error {
 	}
 	l := layout(c)
 	names := podArgs(c.Args().Slice())
-	if files := c.StringSlice("filename"); len(files) > 0 {
+	if len(c.StringSlice("filename")) > 0 {
 		if len(names) > 0 {
 			return usageError("get takes -f or names, not both")
 		}
-		expanded, err := expandFilenames(files, c.Bool("recursive"))
+		objs, err := fileObjects(c)
 		if err != nil {
 			return err
 		}
-		for _, f := range expanded {
-			m, err := podspec.LoadFile(f)
-			if err != nil {
-				return cli.Exit(err.Error(), exitUsage)
+		if !podsIn(objs, namespace(c)) {
+			if c.Bool("watch") || c.Bool("watch-only") {
+				return usageError("get -w -f: podrun watches the pods of one namespace; this file has other kinds or namespaces")
 			}
-			for _, p := range m.Pods {
-				names = append(names, p.Name)
-			}
+			return getFiles(c, objs)
+		}
+		if len(objs) == 0 {
+			return usageError("no objects passed to get")
+		}
+		for _, o := range objs {
+			names = append(names, o.name)
 		}
 	}
 	allNS := c.Bool("all-namespaces")
