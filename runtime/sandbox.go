@@ -152,7 +152,7 @@ func setupSandbox(ctx context.Context, l store.Layout, paths store.PodPaths, pla
 	if err != nil {
 		return nil, fmt.Errorf("building /etc/hosts: %w", err)
 	}
-	var cluster network.ClusterDNS
+	cluster := network.ClusterDNS{ResolvConf: l.ResolvConf}
 	if l.ClusterDNS != "" {
 		cluster.Servers = []string{l.ClusterDNS}
 	}
