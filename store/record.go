@@ -211,8 +211,11 @@ func LoadRecord(l Layout, dir string) (*Record, error) {
 	// A record without its identity is named from its directory and header.
 	if r.Pod.UID == "" || r.Pod.Name == "" {
 		ns, name, uid := parseDirName(filepath.Base(dir))
-		if herr == nil {
+		if herr == nil && h.Name != "" && h.UID != "" {
 			ns, name, uid = h.Namespace, h.Name, h.UID
+		} else if r.Broken == nil {
+			// A header without the identity (null, {}) is as corrupt as an unreadable one.
+			r.Broken = fmt.Errorf("the record of %s names no pod", dir)
 		}
 		r.Pod.Namespace, r.Pod.Name, r.Pod.UID = ns, name, types.UID(uid)
 	}
