@@ -97,6 +97,8 @@ func (e *env) globalArgs() []string {
 	return []string{
 		"--root", e.l.Root, "--run-root", e.l.RunRoot,
 		"--bridge", e.l.Bridge, "--subnet", e.l.Subnet, "--cgroup-parent", e.l.CgroupParent,
+		// A Service range of its own beside the subnet (10.196.N.0/24 → 10.195.N.0/24).
+		"--service-cidr", strings.Replace(e.l.Subnet, "10.196.", "10.195.", 1),
 	}
 }
 

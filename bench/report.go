@@ -140,6 +140,23 @@ func (r *results) markdown(c config) string {
 		}
 	}
 
+	if s := r.services; s != nil {
+		p("**Services and cluster DNS**: %d A queries of `web.default.svc.cluster.local`, one after another over one UDP socket, from a pod (a static client mounted with a hostPath volume: no process per query) to the cluster DNS its resolv.conf names (the kube-dns ClusterIP, DNATed to the services owner on the bridge gateway); the time from a backend's status write saying Ready to the first connection a client pod gets through the Service's ClusterIP (it connects every millisecond); `apply --wait` of a one-container pod on an empty store (the apply starts the services owner), with the owner already running, and with 50 Services in the namespace (each container gets their environment variables); %d runs each.\n\n", s.queries, len(s.readyToTraffic))
+		t := newTable("Services", "min", "median", "p90", "p99")
+		t.addSamples("DNS query from a pod (round trip)", s.dnsLatency, ms(s.dnsLatency.p99()))
+		t.addSamples("backend Ready (status write) → first connection through the ClusterIP", s.readyToTraffic, ms(s.readyToTraffic.p99()))
+		t.addSamples("`apply --wait`, empty store (starts the services owner)", s.startFirst, ms(s.startFirst.p99()))
+		t.addSamples("`apply --wait`, services owner running", s.startOwner, ms(s.startOwner.p99()))
+		t.addSamples("`apply --wait`, 50 Services in the namespace", s.start50, ms(s.start50.p99()))
+		p("%s\n", t)
+		rate := 0.0
+		if s.dnsSeconds > 0 {
+			rate = float64(s.queries) / s.dnsSeconds
+		}
+		p("DNS: %.0f queries/s, %d failed. Pod start: empty store ÷ owner running %s, 50 Services ÷ owner running %s (medians).\n\n",
+			rate, s.errors, ratio(s.startFirst.median(), s.startOwner.median()), ratio(s.start50.median(), s.startOwner.median()))
+	}
+
 	if r.runcOnce != nil && (r.once != nil || r.start != nil) {
 		p("**6. Against `runc run`** (%s, an OCI bundle of the same image running `true`, `runc spec`'s defaults): each `runc run` ran right after one of podrun's runs above; the ratio is the median of the per-pair ratios.\n\n", toolVersion("runc"))
 		t := newTable("median", "podrun", "`runc run`", "podrun ÷ runc (pairs)")
