@@ -245,6 +245,9 @@ func (e *env) close() []string {
 		if _, err := e.run("delete", "--all", "-A", "--force"); err != nil {
 			problems = append(problems, err.Error())
 		}
+		if _, err := e.run("delete", "svc", "--all", "-A"); err != nil {
+			problems = append(problems, err.Error())
+		}
 	}
 	problems = append(problems, leftovers(e.l)...)
 	if link, err := netlink.LinkByName(e.l.Bridge); err == nil {

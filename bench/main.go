@@ -30,8 +30,9 @@ type config struct {
 	out                    string
 	// dnsquery is the static DNS/connect client the Services benchmark
 	// mounts into a pod (make bench builds it); empty: no Services benchmark.
-	dnsquery   string
-	dnsQueries int
+	dnsquery     string
+	dnsQueries   int
+	servicesOnly bool
 }
 
 func main() {
@@ -46,6 +47,7 @@ func main() {
 	flag.StringVar(&c.out, "o", "", "also write the report to this file")
 	flag.StringVar(&c.dnsquery, "dnsquery", "", "the static dnsquery client (go build ./bench/dnsquery with CGO_ENABLED=0) for the Services benchmark")
 	flag.IntVar(&c.dnsQueries, "dns-queries", 10000, "DNS queries of the Services benchmark")
+	flag.BoolVar(&c.servicesOnly, "services-only", false, "run only the Services benchmark")
 	flag.Parse()
 	c.logBytes = logMiB << 20
 	if os.Geteuid() != 0 {
@@ -174,6 +176,15 @@ func measure(c config, r *results) error {
 		}
 		return out
 	})
+	if c.servicesOnly {
+		if c.dnsquery == "" {
+			return fmt.Errorf("-services-only needs -dnsquery")
+		}
+		progress("podrun: Services and cluster DNS (%d queries)", c.dnsQueries)
+		r.services, err = servicesBench(e, c.dnsquery, c.dnsQueries, c.runs)
+		r.loadEnd = loadAverage()
+		return err
+	}
 	podmanStartPath, err := e.manifest("start-podman", fmt.Sprintf(podmanStartPodYAML, "start"))
 	if err != nil {
 		return err

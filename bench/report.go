@@ -32,8 +32,13 @@ func (r *results) markdown(c config) string {
 		cmd = "sudo make bench-compare"
 	}
 	p("### Benchmarks\n\n")
-	p("Measured with `%s` (%d runs, %d pods, %s of logs) on: %s; 1-minute load average %s at the start, %s at the end.\n\n",
-		cmd, c.runs, c.pods, mib(c.logBytes), r.machine, r.load, r.loadEnd)
+	if c.servicesOnly {
+		p("Measured with `%s BENCH_FLAGS=\"-services-only -runs %d\"` on: %s; 1-minute load average %s at the start, %s at the end.\n\n",
+			cmd, c.runs, r.machine, r.load, r.loadEnd)
+	} else {
+		p("Measured with `%s` (%d runs, %d pods, %s of logs) on: %s; 1-minute load average %s at the start, %s at the end.\n\n",
+			cmd, c.runs, c.pods, mib(c.logBytes), r.machine, r.load, r.loadEnd)
+	}
 
 	if s := r.start; s != nil {
 		p("**1. Pod start**: 2 init containers (`true`) and 1 app container (`sleep`), restartPolicy Always (`apply --wait` returns once it is Ready), image in the store; %d runs.\n\n", len(s.wait))

@@ -172,11 +172,15 @@ func servicesBench(e *env, dnsquery string, queries, runs int) (*servicesResult,
 	}
 
 	// Ready → traffic through the ClusterIP.
-	svcOut, err := e.run("get", "svc", "web", "-o", "jsonpath={.spec.clusterIP}")
+	svcOut, err := e.run("get", "svc", "web", "-o", "json")
 	if err != nil {
 		return nil, err
 	}
-	target := strings.TrimSpace(svcOut) + ":80"
+	var svc corev1.Service
+	if err := json.Unmarshal([]byte(svcOut), &svc); err != nil || svc.Spec.ClusterIP == "" {
+		return nil, fmt.Errorf("get svc web -o json printed %q: %v", svcOut, err)
+	}
+	target := svc.Spec.ClusterIP + ":80"
 	for i := 0; i < runs; i++ {
 		name := fmt.Sprintf("backend-%d", i)
 		path, err := e.manifest(name, fmt.Sprintf(svcBackendYAML, name))
