@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/gofrs/flock"
+	"golang.org/x/sys/unix"
 
 	"github.com/podrun/podrun/network"
 	"github.com/podrun/podrun/services"
@@ -189,6 +190,22 @@ func WaitGone(l store.Layout, timeout time.Duration) error {
 		}
 	}
 	deadline := time.Now().Add(timeout)
+	// The owner removes its pid record before its last steps (the DNS
+	// server's shutdown, its lock): hold the process itself through a pidfd,
+	// taken while the record shows it alive, and wait for its exit too.
+	pidfd := -1
+	if pid := store.OwnerPid(paths); pid != 0 {
+		if fd, err := unix.PidfdOpen(pid, 0); err == nil {
+			if store.OwnerPid(paths) == pid {
+				pidfd = fd
+			} else {
+				unix.Close(fd) // the pid was reused before we held it
+			}
+		}
+	}
+	if pidfd >= 0 {
+		defer unix.Close(pidfd)
+	}
 	for store.OwnerPid(paths) != 0 {
 		if store.HasObjectsForOwner(l) {
 			return nil
@@ -197,6 +214,20 @@ func WaitGone(l store.Layout, timeout time.Duration) error {
 			return fmt.Errorf("the services owner (pid %d) did not exit within %s after the last pod and Service were deleted", store.OwnerPid(paths), timeout)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+	for pidfd >= 0 && !store.HasObjectsForOwner(l) {
+		left := time.Until(deadline)
+		if left <= 0 {
+			return fmt.Errorf("the services owner did not exit within %s after the last pod and Service were deleted", timeout)
+		}
+		fds := []unix.PollFd{{Fd: int32(pidfd), Events: unix.POLLIN}}
+		n, err := unix.Poll(fds, int(min(left, 100*time.Millisecond).Milliseconds())+1)
+		if err == nil && n > 0 {
+			return nil // exited
+		}
+		if err != nil && !errors.Is(err, unix.EINTR) {
+			return nil
+		}
 	}
 	return nil
 }
