@@ -70,13 +70,16 @@ test: deps vet unit integration
 # time. BENCH_FLAGS tunes it, e.g. BENCH_FLAGS="-runs 5 -pods 10 -log-mib 50".
 BENCH_FLAGS ?=
 BENCH_BIN   := $(OUT)/podrun-bench
+# The Services benchmark's client inside a pod: static, mounted with a hostPath volume.
+DNSQUERY_BIN := $(OUT)/podrun-dnsquery
 # bench compares with Debian's runc run (installed when missing); bench-compare also with podman (catatonit: podman's pause image).
 BENCH_PKGS  := runc podman catatonit
 
 bench: deps build image
 	@dpkg -s runc >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends runc; }
 	$(GO) build -o $(BENCH_BIN) ./bench
-	$(BENCH_BIN) -podrun $(BIN) -image $(BUSYBOX) -o $(OUT)/bench.md $(BENCH_FLAGS)
+	CGO_ENABLED=0 $(GO) build -o $(DNSQUERY_BIN) ./bench/dnsquery
+	$(BENCH_BIN) -podrun $(BIN) -image $(BUSYBOX) -dnsquery $(DNSQUERY_BIN) -o $(OUT)/bench.md $(BENCH_FLAGS)
 
 bench-compare: deps build image
 	@missing=""; for p in $(BENCH_PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -85,7 +88,8 @@ bench-compare: deps build image
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
 	fi
 	$(GO) build -o $(BENCH_BIN) ./bench
-	$(BENCH_BIN) -podrun $(BIN) -image $(BUSYBOX) -compare -o $(OUT)/bench-compare.md $(BENCH_FLAGS)
+	CGO_ENABLED=0 $(GO) build -o $(DNSQUERY_BIN) ./bench/dnsquery
+	$(BENCH_BIN) -podrun $(BIN) -image $(BUSYBOX) -dnsquery $(DNSQUERY_BIN) -compare -o $(OUT)/bench-compare.md $(BENCH_FLAGS)
 
 # release builds the binary users download: statically linked (glibc and
 # libseccomp from libseccomp-dev's libseccomp.a; Go's own resolver and user

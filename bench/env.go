@@ -97,6 +97,8 @@ func (e *env) globalArgs() []string {
 	return []string{
 		"--root", e.l.Root, "--run-root", e.l.RunRoot,
 		"--bridge", e.l.Bridge, "--subnet", e.l.Subnet, "--cgroup-parent", e.l.CgroupParent,
+		// A Service range of its own beside the subnet (10.196.N.0/24 → 10.195.N.0/24).
+		"--service-cidr", strings.Replace(e.l.Subnet, "10.196.", "10.195.", 1),
 	}
 }
 
@@ -241,6 +243,9 @@ func (e *env) close() []string {
 	var problems []string
 	if _, err := os.Stat(e.l.Root); err == nil {
 		if _, err := e.run("delete", "--all", "-A", "--force"); err != nil {
+			problems = append(problems, err.Error())
+		}
+		if _, err := e.run("delete", "svc", "--all", "-A"); err != nil {
 			problems = append(problems, err.Error())
 		}
 	}

@@ -28,6 +28,11 @@ type config struct {
 	logBytes               int64
 	compare                bool
 	out                    string
+	// dnsquery is the static DNS/connect client the Services benchmark
+	// mounts into a pod (make bench builds it); empty: no Services benchmark.
+	dnsquery     string
+	dnsQueries   int
+	servicesOnly bool
 }
 
 func main() {
@@ -40,11 +45,21 @@ func main() {
 	flag.Int64Var(&logMiB, "log-mib", 200, "MiB the log benchmark's container writes")
 	flag.BoolVar(&c.compare, "compare", false, "also run runc and podman (needs Debian's runc and podman)")
 	flag.StringVar(&c.out, "o", "", "also write the report to this file")
+	flag.StringVar(&c.dnsquery, "dnsquery", "", "the static dnsquery client (go build ./bench/dnsquery with CGO_ENABLED=0) for the Services benchmark")
+	flag.IntVar(&c.dnsQueries, "dns-queries", 10000, "DNS queries of the Services benchmark")
+	flag.BoolVar(&c.servicesOnly, "services-only", false, "run only the Services benchmark")
 	flag.Parse()
 	c.logBytes = logMiB << 20
 	if os.Geteuid() != 0 {
 		fmt.Fprintln(os.Stderr, "the benchmarks run real pods and need root: sudo make bench")
 		os.Exit(2)
+	}
+	if c.dnsquery != "" {
+		abs, err := filepath.Abs(c.dnsquery)
+		if err != nil {
+			fatal(err)
+		}
+		c.dnsquery = abs
 	}
 	for _, p := range []*string{&c.podrun, &c.image} {
 		abs, err := filepath.Abs(*p)
@@ -108,6 +123,7 @@ type results struct {
 	podmanPlay          samples
 	podmanDown          samples
 	podmanScale         *podmanScale
+	services            *servicesResult
 	// failures are correctness failures: the bench exits 1.
 	failures []string
 }
@@ -160,6 +176,15 @@ func measure(c config, r *results) error {
 		}
 		return out
 	})
+	if c.servicesOnly {
+		if c.dnsquery == "" {
+			return fmt.Errorf("-services-only needs -dnsquery")
+		}
+		progress("podrun: Services and cluster DNS (%d queries)", c.dnsQueries)
+		r.services, err = servicesBench(e, c.dnsquery, c.dnsQueries, c.runs)
+		r.loadEnd = loadAverage()
+		return err
+	}
 	podmanStartPath, err := e.manifest("start-podman", fmt.Sprintf(podmanStartPodYAML, "start"))
 	if err != nil {
 		return err
@@ -261,6 +286,12 @@ func measure(c config, r *results) error {
 	if !r.logs.exact {
 		r.failures = append(r.failures, fmt.Sprintf("podrun logs returned %d bytes with sha256 %s; the container wrote %d bytes with sha256 %s",
 			r.logs.gotBytes, r.logs.gotSum, r.logs.bytes, r.logs.wantSum))
+	}
+	if c.dnsquery != "" {
+		progress("podrun: Services and cluster DNS (%d queries)", c.dnsQueries)
+		if r.services, err = servicesBench(e, c.dnsquery, c.dnsQueries, c.runs); err != nil {
+			return err
+		}
 	}
 	r.loadEnd = loadAverage()
 	return nil

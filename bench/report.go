@@ -32,8 +32,13 @@ func (r *results) markdown(c config) string {
 		cmd = "sudo make bench-compare"
 	}
 	p("### Benchmarks\n\n")
-	p("Measured with `%s` (%d runs, %d pods, %s of logs) on: %s; 1-minute load average %s at the start, %s at the end.\n\n",
-		cmd, c.runs, c.pods, mib(c.logBytes), r.machine, r.load, r.loadEnd)
+	if c.servicesOnly {
+		p("Measured with `%s BENCH_FLAGS=\"-services-only -runs %d\"` on: %s; 1-minute load average %s at the start, %s at the end.\n\n",
+			cmd, c.runs, r.machine, r.load, r.loadEnd)
+	} else {
+		p("Measured with `%s` (%d runs, %d pods, %s of logs) on: %s; 1-minute load average %s at the start, %s at the end.\n\n",
+			cmd, c.runs, c.pods, mib(c.logBytes), r.machine, r.load, r.loadEnd)
+	}
 
 	if s := r.start; s != nil {
 		p("**1. Pod start**: 2 init containers (`true`) and 1 app container (`sleep`), restartPolicy Always (`apply --wait` returns once it is Ready), image in the store; %d runs.\n\n", len(s.wait))
@@ -138,6 +143,23 @@ func (r *results) markdown(c config) string {
 			}
 			p("%s\n", t)
 		}
+	}
+
+	if s := r.services; s != nil {
+		p("**Services and cluster DNS**: %d A queries of `web.default.svc.cluster.local`, one after another over one UDP socket, from a pod (a static client mounted with a hostPath volume: no process per query) to the cluster DNS its resolv.conf names (the kube-dns ClusterIP, DNATed to the services owner on the bridge gateway); the time from a backend's status write saying Ready to the first connection a client pod gets through the Service's ClusterIP (it connects every millisecond); `apply --wait` of a one-container pod on an empty store (the apply starts the services owner), with the owner already running, and with 50 Services in the namespace (each container gets their environment variables); %d runs each.\n\n", s.queries, len(s.readyToTraffic))
+		t := newTable("Services", "min", "median", "p90", "p99")
+		t.addSamples("DNS query from a pod (round trip)", s.dnsLatency, ms(s.dnsLatency.p99()))
+		t.addSamples("backend Ready (status write) → first connection through the ClusterIP", s.readyToTraffic, ms(s.readyToTraffic.p99()))
+		t.addSamples("`apply --wait`, empty store (starts the services owner)", s.startFirst, ms(s.startFirst.p99()))
+		t.addSamples("`apply --wait`, services owner running", s.startOwner, ms(s.startOwner.p99()))
+		t.addSamples("`apply --wait`, 50 Services in the namespace", s.start50, ms(s.start50.p99()))
+		p("%s\n", t)
+		rate := 0.0
+		if s.dnsSeconds > 0 {
+			rate = float64(s.queries) / s.dnsSeconds
+		}
+		p("DNS: %.0f queries/s, %d failed. Pod start: empty store ÷ owner running %s, 50 Services ÷ owner running %s (medians).\n\n",
+			rate, s.errors, ratio(s.startFirst.median(), s.startOwner.median()), ratio(s.start50.median(), s.startOwner.median()))
 	}
 
 	if r.runcOnce != nil && (r.once != nil || r.start != nil) {

@@ -6,11 +6,14 @@ import (
 	"io"
 	"net"
 	"os"
+	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	mdns "github.com/miekg/dns"
 	corev1 "k8s.io/api/core/v1"
 )
 
@@ -276,4 +279,94 @@ spec:
 		t.Errorf("127.0.0.1:%d answered %q; want web-1", np, body)
 	}
 	e.must("delete", "svc", "web")
+}
+
+// Names outside cluster.local go from a pod through the cluster DNS to the
+// nameservers of --resolv-conf (the kubelet's flag), here a DNS server the
+// test runs on a loopback address; cluster names are answered by podrun and
+// never leave. Pods see the file as the kubelet gives it: its search domains
+// after the cluster's (ClusterFirst), the file itself (dnsPolicy Default).
+func TestClusterDNSForwardsOtherNames(t *testing.T) {
+	upstream := "127." + strings.Split(testNet, ".")[1] + ".0.53"
+	var mu sync.Mutex
+	var asked []string
+	mux := mdns.NewServeMux()
+	mux.HandleFunc(".", func(w mdns.ResponseWriter, r *mdns.Msg) {
+		q := r.Question[0]
+		mu.Lock()
+		asked = append(asked, q.Name)
+		mu.Unlock()
+		m := new(mdns.Msg)
+		m.SetReply(r)
+		switch {
+		case q.Name == "upstream.example.test." && q.Qtype == mdns.TypeA:
+			rr, _ := mdns.NewRR("upstream.example.test. 60 IN A 192.0.2.77")
+			m.Answer = append(m.Answer, rr)
+		case q.Name == "upstream.example.test.":
+		default:
+			m.SetRcode(r, mdns.RcodeNameError)
+		}
+		_ = w.WriteMsg(m)
+	})
+	pc, err := net.ListenPacket("udp", net.JoinHostPort(upstream, "53"))
+	if err != nil {
+		t.Fatalf("the test's upstream resolver: %v", err)
+	}
+	srv := &mdns.Server{PacketConn: pc, Handler: mux}
+	go func() { _ = srv.ActivateAndServe() }()
+	defer func() { _ = srv.Shutdown() }()
+	conf := filepath.Join(t.TempDir(), "resolv.conf")
+	if err := os.WriteFile(conf, []byte("nameserver "+upstream+"\nsearch corp.example.test\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	e := newEnv(t)
+	e.apply(`
+apiVersion: v1
+kind: Pod
+metadata: {name: client}
+spec:
+  containers: [{name: c, image: busybox:1.28, command: `+netIdle+`}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: hostdns}
+spec:
+  dnsPolicy: Default
+  containers: [{name: c, image: busybox:1.28, command: `+netIdle+`}]
+`, "--wait", "--resolv-conf", conf)
+	dnsIP := strings.TrimSuffix(e.serviceCIDR, "0/24") + "10"
+	if got, want := e.must("exec", "client", "--", "cat", "/etc/resolv.conf").stdout,
+		"search default.svc.cluster.local svc.cluster.local cluster.local corp.example.test\nnameserver "+dnsIP+"\noptions ndots:5\n"; got != want {
+		t.Errorf("ClusterFirst resolv.conf:\n%s\nwant:\n%s", got, want)
+	}
+	if got, want := e.must("exec", "hostdns", "--", "cat", "/etc/resolv.conf").stdout, "search corp.example.test\nnameserver "+upstream+"\n"; got != want {
+		t.Errorf("dnsPolicy Default resolv.conf:\n%s\nwant:\n%s", got, want)
+	}
+	r := e.podrun("exec", "client", "--", "nslookup", "upstream.example.test.")
+	if !strings.Contains(r.stdout, "Address: 192.0.2.77") {
+		t.Errorf("nslookup upstream.example.test. through the cluster DNS: %s", r)
+	}
+	// The short name goes through the search list: the cluster domains are
+	// answered by podrun, the host's search domain and the name forwarded.
+	r = e.podrun("exec", "client", "--", "nslookup", "upstream.example.test")
+	if !strings.Contains(r.stdout, "Address: 192.0.2.77") {
+		t.Errorf("nslookup upstream.example.test: %s", r)
+	}
+	if r := e.podrun("exec", "client", "--", "nslookup", "nothing.example.test."); r.code == 0 || !strings.Contains(r.stdout+r.stderr, "NXDOMAIN") {
+		t.Errorf("an upstream NXDOMAIN: %s", r)
+	}
+	mu.Lock()
+	seen := strings.Join(asked, " ")
+	mu.Unlock()
+	if !strings.Contains(seen, "upstream.example.test. ") && !strings.HasSuffix(seen, "upstream.example.test.") {
+		t.Errorf("the upstream was never asked for upstream.example.test.: %q", seen)
+	}
+	if strings.Contains(seen, "cluster.local.") {
+		t.Errorf("cluster names reached the upstream: %q", seen)
+	}
+	// One --resolv-conf per host while pods exist, as one kubelet has one.
+	if r := e.podrun("apply", e.manifest("apiVersion: v1\nkind: Pod\nmetadata: {name: other}\nspec: {containers: [{name: c, image: busybox:1.28}]}\n"), "--resolv-conf", "/etc/resolv.conf"); r.code != 2 || !strings.Contains(r.stderr, "--resolv-conf /etc/resolv.conf: the cluster DNS forwards to the resolvers of "+conf) {
+		t.Errorf("another --resolv-conf while pods exist: %s", r)
+	}
 }

@@ -3,6 +3,7 @@ package integration
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -78,6 +79,43 @@ func TestWalkthrough(t *testing.T) {
 		!strings.Contains(all[1], "service/myservice") || !strings.Contains(all[1], "service/mydb") || !strings.Contains(all[1], ips["mydb"]) {
 		t.Errorf("get all: %q", all)
 	}
+	// get -f and describe -f with the walkthrough's files, and with a file
+	// of every kind (a pod twice): kubectl's table per kind, each object once.
+	svcFile, podFile := filepath.Join("..", "examples", "services.yaml"), filepath.Join("..", "examples", "myapp.yaml")
+	if out := e.must("get", "-f", svcFile).stdout; !regexp.MustCompile(`^NAME +TYPE +CLUSTER-IP +EXTERNAL-IP +PORT\(S\) +AGE\nmyservice +ClusterIP +` + regexp.QuoteMeta(ips["myservice"]) + ` +<none> +80/TCP +\S+\nmydb +ClusterIP +` + regexp.QuoteMeta(ips["mydb"]) + ` +<none> +80/TCP +\S+\n$`).MatchString(out) {
+		t.Errorf("get -f services.yaml:\n%s", out)
+	}
+	if out := e.must("get", "-f", podFile).stdout; !regexp.MustCompile(`^NAME +READY +STATUS +RESTARTS +AGE\nmyapp-pod +1/1 +Running +0 +\S+\n$`).MatchString(out) {
+		t.Errorf("get -f myapp.yaml:\n%s", out)
+	}
+	e.apply("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\ndata: {a: one}\n")
+	podYAML, _ := os.ReadFile(podFile)
+	svcYAML, _ := os.ReadFile(svcFile)
+	mixed := e.manifest(string(podYAML) + "\n---\n" + string(svcYAML) + "\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\n---\n" + string(podYAML))
+	out = e.must("get", "-f", mixed).stdout
+	if !regexp.MustCompile(`^NAME +READY +STATUS +RESTARTS +AGE\npod/myapp-pod +1/1 +Running +0 +\S+\n\n` +
+		`NAME +TYPE +CLUSTER-IP +EXTERNAL-IP +PORT\(S\) +AGE\nservice/myservice +ClusterIP .*\nservice/mydb +ClusterIP .*\n\n` +
+		`NAME +DATA +AGE\nconfigmap/settings +1 +\S+\n$`).MatchString(out) {
+		t.Errorf("get -f of pod, Services, ConfigMap, pod:\n%s", out)
+	}
+	if out := e.must("get", "-f", mixed, "-o", "name").stdout; out != "pod/myapp-pod\nservice/myservice\nservice/mydb\nconfigmap/settings\n" {
+		t.Errorf("get -f -o name: %q", out)
+	}
+	desc := e.must("describe", "-f", mixed).stdout
+	var order []string
+	for _, m := range regexp.MustCompile(`(?m)^Name: +(\S+)$`).FindAllStringSubmatch(desc, -1) {
+		order = append(order, m[1])
+	}
+	if strings.Join(order, " ") != "myapp-pod myservice mydb settings" || !strings.Contains(desc, "Init Containers:") ||
+		!regexp.MustCompile(`TargetPort: +9377/TCP`).MatchString(desc) || !strings.Contains(desc, "a:\n----\none\n") {
+		t.Errorf("describe -f: objects %v\n%s", order, desc)
+	}
+	if r := e.podrun("get", "-f", e.manifest("apiVersion: v1\nkind: Service\nmetadata: {name: nosuch}\nspec: {ports: [{port: 1}]}\n---\n"+string(svcYAML))); r.code != 1 ||
+		!strings.Contains(r.stdout, "myservice") || !strings.Contains(r.stderr, `services "nosuch" not found`) {
+		t.Errorf("get -f with a missing Service: %s", r)
+	}
+	e.must("delete", "configmap", "settings")
+
 	// Applied again, the Services keep their addresses.
 	if r := e.must("apply", "-f", filepath.Join("..", "examples", "services.yaml")); !strings.Contains(r.stdout, "service/myservice unchanged") {
 		t.Errorf("re-apply: %s", r)

@@ -41,6 +41,9 @@ type ClusterDNS struct {
 	Servers []string
 	// Domain is the cluster domain (DefaultClusterDomain when empty).
 	Domain string
+	// ResolvConf is the kubelet's --resolv-conf, the file a pod's DNS
+	// configuration starts from; empty: HostResolvConf's choice.
+	ResolvConf string
 }
 
 // ResolvConf returns the content of the pod's /etc/resolv.conf without a
@@ -60,9 +63,12 @@ func ResolvConf(pod *corev1.Pod) ([]byte, error) {
 // in and the kubelet's limits applied. The rendering is the container
 // runtime's (containerd, CRI-O): search, nameserver and options lines.
 func ClusterResolvConf(pod *corev1.Pod, cluster ClusterDNS) ([]byte, error) {
-	path, err := HostResolvConf()
-	if err != nil {
-		return nil, err
+	path := cluster.ResolvConf
+	if path == "" {
+		var err error
+		if path, err = HostResolvConf(); err != nil {
+			return nil, err
+		}
 	}
 	cfg, err := podDNS(pod, path, cluster)
 	if err != nil {

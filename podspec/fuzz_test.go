@@ -13,6 +13,11 @@ func FuzzLoad(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
+	examples, _ := filepath.Glob("../examples/*.yaml")
+	if len(examples) == 0 {
+		f.Fatal("no examples to seed from")
+	}
+	files = append(files, examples...)
 	for _, name := range files {
 		b, err := os.ReadFile(name)
 		if err != nil {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/podrun/podrun/cgroups"
 	"github.com/podrun/podrun/image"
+	"github.com/podrun/podrun/internal/crashpoint"
 	"github.com/podrun/podrun/network"
 	"github.com/podrun/podrun/podspec"
 	"github.com/podrun/podrun/store"
@@ -119,6 +120,7 @@ func setupSandbox(ctx context.Context, l store.Layout, paths store.PodPaths, pla
 	for _, n := range sb.net.Notes {
 		notes(n)
 	}
+	crashpoint.Hit("sandbox:network")
 
 	nsDir := paths.NSDir()
 	if err := pinNamespaces(nsDir, sb.hostname, !pod.Spec.HostIPC, !pod.Spec.HostNetwork); err != nil {
@@ -154,7 +156,7 @@ func setupSandbox(ctx context.Context, l store.Layout, paths store.PodPaths, pla
 	if err != nil {
 		return nil, fmt.Errorf("building /etc/hosts: %w", err)
 	}
-	var cluster network.ClusterDNS
+	cluster := network.ClusterDNS{ResolvConf: l.ResolvConf}
 	if l.ClusterDNS != "" {
 		cluster.Servers = []string{l.ClusterDNS}
 	}
@@ -240,6 +242,7 @@ func teardownSandbox(l store.Layout, paths store.PodPaths, uid string) error {
 	// Kill first, then make sure through the pod cgroup that no process is
 	// left, then release the containers' state and mounts.
 	killAllContainers(paths.StateRoot())
+	crashpoint.Hit("teardown:killed")
 	if err := cgroups.DestroyPod(l.CgroupParent, uid); err != nil {
 		errs = append(errs, fmt.Errorf("removing the pod cgroup: %w", err))
 	}

@@ -20,9 +20,11 @@ import (
 // Settings returns the host's Service settings, recording them on first use:
 // the service range is flag when given, else services.ChooseServiceCIDR's
 // choice clear of the host's routes; the cluster DNS address is its tenth
-// address; the pod network is the command's. A range given later that
-// differs from the recorded one is refused while pods or Services exist.
-func Settings(l store.Layout, flag string) (store.ServiceSettings, error) {
+// address; the pod network is the command's; resolvConf (the kubelet's
+// --resolv-conf, "" for the host's) is where the cluster DNS finds its
+// upstream resolvers. A range or resolv.conf given later that differs from
+// the recorded one is refused while pods or Services exist.
+func Settings(l store.Layout, flag, resolvConf string) (store.ServiceSettings, error) {
 	paths := l.ServicesOwner()
 	if err := os.MkdirAll(paths.Dir, 0o700); err != nil {
 		return store.ServiceSettings{}, err
@@ -34,9 +36,14 @@ func Settings(l store.Layout, flag string) (store.ServiceSettings, error) {
 	defer start.Unlock()
 	set, err := l.ReadServiceSettings()
 	if err == nil {
-		if flag == "" || flag == set.ServiceCIDR || store.HasObjectsForOwner(l) {
-			if flag != "" && flag != set.ServiceCIDR {
+		sameCIDR := flag == "" || flag == set.ServiceCIDR
+		sameConf := resolvConf == set.ResolvConf
+		if (sameCIDR && sameConf) || store.HasObjectsForOwner(l) {
+			if !sameCIDR {
 				return set, fmt.Errorf("--service-cidr %s: this host's service range is %s while pods or Services exist; delete them all to change it", flag, set.ServiceCIDR)
+			}
+			if !sameConf && resolvConf != "" {
+				return set, fmt.Errorf("--resolv-conf %s: the cluster DNS forwards to the resolvers of %s while pods or Services exist; delete them all to change it", resolvConf, orHost(set.ResolvConf))
 			}
 			return set, nil
 		}
@@ -52,8 +59,15 @@ func Settings(l store.Layout, flag string) (store.ServiceSettings, error) {
 	if err != nil {
 		return set, err
 	}
-	set = store.ServiceSettings{ServiceCIDR: cidr.String(), ClusterDNS: services.DNSServiceIP(cidr).String(), Bridge: l.Bridge, Subnet: l.Subnet}
+	set = store.ServiceSettings{ServiceCIDR: cidr.String(), ClusterDNS: services.DNSServiceIP(cidr).String(), Bridge: l.Bridge, Subnet: l.Subnet, ResolvConf: resolvConf}
 	return set, l.WriteServiceSettings(set)
+}
+
+func orHost(path string) string {
+	if path == "" {
+		return "the host's resolv.conf"
+	}
+	return path
 }
 
 // Allocator is the allocator of the recorded service range.

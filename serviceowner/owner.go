@@ -125,9 +125,11 @@ func Run(l store.Layout, ready *os.File) error {
 	if o.dnsIP, err = netip.ParseAddr(set.ClusterDNS); err != nil {
 		return fmt.Errorf("the recorded cluster DNS address: %w", err)
 	}
-	hostConf, err := network.HostResolvConf()
-	if err != nil {
-		return err
+	hostConf := set.ResolvConf // the kubelet's --resolv-conf, else the host's
+	if hostConf == "" {
+		if hostConf, err = network.HostResolvConf(); err != nil {
+			return err
+		}
 	}
 	upstreams, err := dns.UpstreamsFromResolvConf(hostConf, o.dnsIP.String(), o.gateway.String())
 	if err != nil {

@@ -23,6 +23,9 @@ type Layout struct {
 	Subnet string
 	// ClusterDNS is a pod's cluster DNS address (from its record's settings).
 	ClusterDNS string
+	// ResolvConf is the kubelet's --resolv-conf a pod was applied with
+	// (from its record's settings); empty: the host's (network.HostResolvConf).
+	ResolvConf string
 }
 
 // Defaults as documented in DESIGN.md.

@@ -17,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/podrun/podrun/internal/crashpoint"
 	"github.com/podrun/podrun/internal/errdefs"
 	"github.com/podrun/podrun/podspec"
 )
@@ -168,6 +169,7 @@ func CreateRecord(l Layout, pod *corev1.Pod, objs *Objects, settings Settings, a
 		if err := writeFileAtomic(filepath.Join(tmp, filepath.Base(paths.AppliedFile())), []byte(applied)); err != nil {
 			return err
 		}
+		crashpoint.Hit("record:before-rename")
 		return os.Rename(tmp, paths.Dir)
 	}()
 	if err != nil {
@@ -189,6 +191,27 @@ func RemoveStaleCreations(l Layout, age time.Duration) {
 		if info, err := e.Info(); err == nil && time.Since(info.ModTime()) > age {
 			_ = os.RemoveAll(filepath.Join(l.PodsDir(), e.Name()))
 		}
+	}
+}
+
+// RemoveInterruptedCreations removes the record directories of namespace/name
+// whose apply was killed before it renamed them into place, with the
+// Secrets it had written for them under the run root. Call it holding the
+// name's reservation: no apply of that name is writing one then.
+func RemoveInterruptedCreations(l Layout, namespace, name string) {
+	entries, _ := os.ReadDir(l.PodsDir())
+	for _, e := range entries {
+		uid, ok := strings.CutPrefix(e.Name(), creatingPrefix)
+		if !ok {
+			continue
+		}
+		var h header
+		dir := filepath.Join(l.PodsDir(), e.Name())
+		if ReadJSON(filepath.Join(dir, "record.json"), &h) != nil || h.Namespace != namespace || h.Name != name || h.UID != uid {
+			continue
+		}
+		_ = os.RemoveAll(l.Pod(namespace, name, uid).RunDir)
+		_ = os.RemoveAll(dir)
 	}
 }
 
@@ -214,8 +237,11 @@ func LoadRecord(l Layout, dir string) (*Record, error) {
 	// A record without its identity is named from its directory and header.
 	if r.Pod.UID == "" || r.Pod.Name == "" {
 		ns, name, uid := parseDirName(filepath.Base(dir))
-		if herr == nil {
+		if herr == nil && h.Name != "" && h.UID != "" {
 			ns, name, uid = h.Namespace, h.Name, h.UID
+		} else if r.Broken == nil {
+			// A header without the identity (null, {}) is as corrupt as an unreadable one.
+			r.Broken = fmt.Errorf("the record of %s names no pod", dir)
 		}
 		r.Pod.Namespace, r.Pod.Name, r.Pod.UID = ns, name, types.UID(uid)
 	}
@@ -316,6 +342,11 @@ func (r *Record) Lost() bool {
 		return false
 	}
 	if r.Pod.Status.StartTime != nil {
+		return true
+	}
+	// It had a supervisor (its pid was recorded), which died before the pod
+	// started: killed while it built the sandbox.
+	if _, err := os.Stat(r.Paths.PidFile()); err == nil {
 		return true
 	}
 	// Never started: lost once apply cannot be starting it any more.

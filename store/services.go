@@ -45,6 +45,10 @@ type ServiceSettings struct {
 	ClusterDNS  string `json:"clusterDNS"`
 	Bridge      string `json:"bridge,omitempty"`
 	Subnet      string `json:"subnet,omitempty"`
+	// ResolvConf is the kubelet's --resolv-conf: the file whose nameservers
+	// the cluster DNS forwards other names to (CoreDNS's forward . /etc/resolv.conf
+	// in a pod of dnsPolicy Default); empty: the host's.
+	ResolvConf string `json:"resolvConf,omitempty"`
 }
 
 // ServicesDir holds the recorded Service settings and the services owner's log.

@@ -38,6 +38,9 @@ type Settings struct {
 	// ClusterDNS is the cluster DNS address (the kube-dns ClusterIP) the
 	// pod's resolv.conf names for dnsPolicy ClusterFirst; empty: none.
 	ClusterDNS string `json:"clusterDNS,omitempty"`
+	// ResolvConf is the kubelet's --resolv-conf: the resolver configuration
+	// the pod's resolv.conf starts from; empty: the host's.
+	ResolvConf string `json:"resolvConf,omitempty"`
 }
 
 // DefaultSyncFrequency is the kubelet's --sync-frequency.
@@ -51,5 +54,6 @@ func (r *Record) PodLayout(l Layout) Layout {
 		return l
 	}
 	l.CgroupParent, l.CgroupDriver, l.Bridge, l.Subnet, l.ClusterDNS = s.CgroupParent, s.CgroupDriver, s.Bridge, s.Subnet, s.ClusterDNS
+	l.ResolvConf = s.ResolvConf
 	return l
 }

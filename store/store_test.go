@@ -11,6 +11,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/podrun/podrun/internal/errdefs"
 )
@@ -318,5 +319,65 @@ func TestRequestShowsDeletion(t *testing.T) {
 	got, _ := rec.Reload(l)
 	if got.Pod.DeletionTimestamp == nil || *got.Pod.DeletionGracePeriodSeconds != 5 {
 		t.Errorf("deletion not shown: %+v", got.Pod.ObjectMeta)
+	}
+}
+
+// A pod whose supervisor recorded itself and died before the pod started (a
+// crash while it built the sandbox) is lost at once, shown as Unknown; one
+// that never had a supervisor is Pending until apply's start timeout.
+func TestLostBeforeStart(t *testing.T) {
+	l := Layout{Root: t.TempDir(), RunRoot: t.TempDir()}
+	rec, err := CreateRecord(l, testPod("web"), &Objects{}, Settings{}, "h")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.Lost() || rec.View().Status.Phase != corev1.PodPending {
+		t.Fatalf("a pod apply is starting is lost: %+v", rec.View().Status)
+	}
+	if err := os.MkdirAll(rec.Paths.RunDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	// A dead supervisor's files: a pid with another start time.
+	if err := os.WriteFile(rec.Paths.PidFile(), []byte("1"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(rec.Paths.StartTimeFile(), []byte("1"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if v := rec.View(); !rec.Lost() || v.Status.Phase != corev1.PodUnknown || !strings.Contains(v.Status.Message, "supervisor is not running") {
+		t.Errorf("a pod whose supervisor died before it started: lost %v, %+v", rec.Lost(), v.Status)
+	}
+}
+
+// An apply killed before it renamed the record into place leaves a
+// .creating- directory; the next apply of the name removes it, with the
+// Secrets written for it under the run root, and nothing of other names.
+func TestRemoveInterruptedCreations(t *testing.T) {
+	l := Layout{Root: t.TempDir(), RunRoot: t.TempDir()}
+	mk := func(name, uid string) (string, PodPaths) {
+		p := testPod(name)
+		p.UID = types.UID(uid)
+		rec, err := CreateRecord(l, p, &Objects{Secrets: []*corev1.Secret{{ObjectMeta: metav1.ObjectMeta{Name: "s"}}}}, Settings{}, "h")
+		if err != nil {
+			t.Fatal(err)
+		}
+		tmp := filepath.Join(l.PodsDir(), creatingPrefix+uid)
+		if err := os.Rename(rec.Paths.Dir, tmp); err != nil {
+			t.Fatal(err)
+		}
+		return tmp, rec.Paths
+	}
+	webTmp, webPaths := mk("web", "0123456789abcdef0123456789abcdef0001")
+	dbTmp, dbPaths := mk("db", "0123456789abcdef0123456789abcdef0002")
+	RemoveInterruptedCreations(l, "default", "web")
+	for _, p := range []string{webTmp, webPaths.RunDir} {
+		if _, err := os.Stat(p); err == nil {
+			t.Errorf("%s is left", p)
+		}
+	}
+	for _, p := range []string{dbTmp, dbPaths.SecretsFile()} {
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("another name's creation was removed: %v", err)
+		}
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/podrun/podrun/image"
+	"github.com/podrun/podrun/internal/crashpoint"
 	"github.com/podrun/podrun/internal/errdefs"
 	"github.com/podrun/podrun/internal/ownerproc"
 	"github.com/podrun/podrun/podspec"
@@ -102,7 +103,9 @@ func Apply(l store.Layout, plan *podspec.Plan, opts ApplyOptions) (*ApplyResult,
 		return nil, err
 	}
 	defer lock.Unlock()
+	crashpoint.Hit("apply:reserved")
 	store.RemoveStaleCreations(l, 10*time.Minute)
+	store.RemoveInterruptedCreations(l, plan.Pod.Namespace, plan.Pod.Name)
 	hash := appliedHash(plan, opts.Settings)
 	action := "created"
 	if old, err := store.FindPod(l, plan.Pod.Namespace, plan.Pod.Name); err == nil {
@@ -181,10 +184,12 @@ func Apply(l store.Layout, plan *podspec.Plan, opts ApplyOptions) (*ApplyResult,
 	for _, s := range plan.Secrets {
 		objs.Secrets = append(objs.Secrets, s)
 	}
+	crashpoint.Hit("apply:before-record")
 	rec, err := store.CreateRecord(l, pod, objs, opts.Settings, hash)
 	if err != nil {
 		return nil, err
 	}
+	crashpoint.Hit("apply:recorded")
 	if !admitted {
 		store.NewEventLog(rec.Paths.EventsFile(), time.Now).Add("Warning", podspec.ReasonSysctlForbidden, "", "%s", rejected)
 		return &ApplyResult{Record: rec, Action: action}, nil
@@ -193,6 +198,7 @@ func Apply(l store.Layout, plan *podspec.Plan, opts ApplyOptions) (*ApplyResult,
 		_ = removePod(l, rec)
 		return nil, fmt.Errorf("starting the supervisor of pod %s: %w", rec.Key(), err)
 	}
+	crashpoint.Hit("apply:supervisor-ready")
 	return &ApplyResult{Record: rec, Action: action}, nil
 }
 
@@ -218,7 +224,7 @@ func startSupervisor(l store.Layout, rec *store.Record, opts ApplyOptions) error
 		args = append(args, "--log-level", opts.LogLevel)
 	}
 	args = append(args, "supervise", string(rec.Pod.UID))
-	return ownerproc.Spawn(opts.Exe, args, rec.Paths.SupervisorLog(), "the supervisor", 60*time.Second)
+	return ownerproc.Spawn(opts.Exe, args, rec.Paths.SupervisorLog(), "the supervisor", 60*time.Second, func() { crashpoint.Hit("apply:supervisor-started") })
 }
 
 // CheckApply says, before anything of a manifest is created, whether Apply

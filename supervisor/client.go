@@ -14,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/podrun/podrun/internal/crashpoint"
 	"github.com/podrun/podrun/internal/errdefs"
 	"github.com/podrun/podrun/runtime"
 	"github.com/podrun/podrun/store"
@@ -39,6 +40,7 @@ func Delete(l store.Layout, rec *store.Record, opts DeleteOptions) error {
 		return err
 	}
 	defer lock.Unlock()
+	crashpoint.Hit("delete:reserved")
 	cur, err := store.FindPod(l, rec.Pod.Namespace, rec.Pod.Name)
 	if err != nil {
 		return err
@@ -64,6 +66,7 @@ func deleteLocked(l store.Layout, rec *store.Record, opts DeleteOptions) error {
 			// The supervisor cannot be asked: stop it the hard way, teardown follows.
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
+		crashpoint.Hit("delete:requested")
 		// The supervisor stops the containers within the grace period and tears
 		// the sandbox down; give it that long and a margin for the teardown.
 		if !waitExit(rec.Paths, pid, time.Duration(grace)*time.Second+30*time.Second) {
@@ -128,7 +131,11 @@ func removePod(l store.Layout, rec *store.Record) error {
 	if err := runtime.TeardownSandbox(rec.PodLayout(l), rec.Paths, string(rec.Pod.UID)); err != nil {
 		return fmt.Errorf("releasing pod %s: %w", rec.Key(), err)
 	}
-	for _, dir := range []string{rec.Paths.RunDir, rec.Paths.Dir} {
+	crashpoint.Hit("delete:released")
+	for i, dir := range []string{rec.Paths.RunDir, rec.Paths.Dir} {
+		if i == 1 {
+			crashpoint.Hit("delete:half-removed")
+		}
 		// Never remove through a mount that is still there (a volume, a rootfs).
 		mounts, err := mountinfo.GetMounts(mountinfo.PrefixFilter(dir))
 		if err != nil {

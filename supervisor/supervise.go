@@ -18,6 +18,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/podrun/podrun/image"
+	"github.com/podrun/podrun/internal/crashpoint"
 	"github.com/podrun/podrun/podspec"
 	"github.com/podrun/podrun/runtime"
 	"github.com/podrun/podrun/store"
@@ -57,6 +58,7 @@ func Supervise(l store.Layout, rec *store.Record, opts SuperviseOptions) error {
 		return fmt.Errorf("pod %s already has a supervisor", rec.Key())
 	}
 	defer lock.Unlock()
+	crashpoint.Hit("supervisor:locked")
 	// Requests made of an earlier supervisor are void.
 	_ = os.Remove(paths.RequestFile())
 	if err := runtime.ExeSealingProblem(paths.RunDir); err != nil {
@@ -99,10 +101,12 @@ func Supervise(l store.Layout, rec *store.Record, opts SuperviseOptions) error {
 	if err := store.WriteSupervisor(paths); err != nil {
 		return err
 	}
+	crashpoint.Hit("supervisor:recorded")
 	if opts.Ready != nil {
 		_, _ = opts.Ready.Write([]byte("ok\n"))
 		_ = opts.Ready.Close()
 	}
+	crashpoint.Hit("supervisor:ready")
 	deletes := make(chan time.Duration, 4)
 	restarts := make(chan struct{}, 4)
 	// The latest spec updated through apply (update in apply.go).
@@ -170,6 +174,7 @@ func Supervise(l store.Layout, rec *store.Record, opts SuperviseOptions) error {
 		case <-time.After(min(backoffInitial<<min(attempt, 5), backoffMax)):
 		}
 	}
+	crashpoint.Hit("supervisor:sandbox-ready")
 	events.add("Normal", "SandboxReady", "", "Pod sandbox created (IP %s)", sb.Network().PodIP)
 	runner := runtime.NewPodRunner(l, paths, plan, sb, images, events.store(), rec.Settings)
 	runner.Prepull(ctx)
@@ -195,6 +200,7 @@ func Supervise(l store.Layout, rec *store.Record, opts SuperviseOptions) error {
 	close(stopSync)
 	<-synced
 	runner.WaitReleased() // containers' releases still in flight
+	crashpoint.Hit("supervisor:containers-stopped")
 
 	if err := runtime.TeardownSandbox(l, paths, string(rec.Pod.UID)); err != nil {
 		log.Error("tearing down the pod sandbox", "err", err)
@@ -202,6 +208,7 @@ func Supervise(l store.Layout, rec *store.Record, opts SuperviseOptions) error {
 	}
 	// The addresses are released, but a finished pod keeps reporting them, as
 	// the kubelet's status does since 1.31.
+	crashpoint.Hit("supervisor:torn-down")
 	m.sandboxReady = false
 	pub.publish(m.podStatus())
 	_ = os.Remove(paths.PidFile())

@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
 
+	"github.com/podrun/podrun/internal/crashpoint"
 	"github.com/podrun/podrun/supervisor/probe"
 )
 
@@ -757,6 +758,7 @@ func (m *machine) handle(msg message) {
 		c.status.Image, c.status.ImageID = msg.handle.Image()
 		c.status.State = corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(now)}}
 		m.events.add("Normal", "Started", m.object(c), "Started container %s", c.spec.Name)
+		crashpoint.Hit("supervisor:started:" + c.spec.Name)
 		// Probes run on every container but plain init containers, which
 		// may not have any; a plain init container is ready once it has succeeded.
 		if !c.init || c.sidecar {

@@ -198,7 +198,8 @@ func runApply(c *cli.Context) error {
 		if err != nil {
 			return err
 		}
-		opts.Settings.ClusterDNS = set.ClusterDNS
+		// The node's resolver settings, as recorded: one --resolv-conf per host.
+		opts.Settings.ClusterDNS, opts.Settings.ResolvConf = set.ClusterDNS, set.ResolvConf
 	}
 	var records []*store.Record
 	var pods []*corev1.Pod

@@ -23,7 +23,7 @@ func describeCommand() *cli.Command {
 
   # Every pod labelled app=web
   podrun describe pods -l app=web`,
-		Flags: append(filenameFlags("the pods of this manifest"), selectorFlags()...),
+		Flags: append(filenameFlags("the objects of this manifest"), selectorFlags()...),
 		Action: func(c *cli.Context) error {
 			if args := c.Args().Slice(); len(args) > 0 {
 				if k, ok := store.KindFor(args[0]); ok && k == store.ServiceKind {
@@ -35,21 +35,15 @@ func describeCommand() *cli.Command {
 				}
 			}
 			names := podArgs(c.Args().Slice())
-			var files []string
 			if hasInput(c) {
-				var err error
-				if files, err = inputFiles(c); err != nil {
+				if len(names) > 0 {
+					return usageError("describe takes -f or names, not both")
+				}
+				objs, err := fileObjects(c)
+				if err != nil {
 					return err
 				}
-			}
-			for _, f := range files {
-				m, err := loadInput(f)
-				if err != nil {
-					return cli.Exit(err.Error(), exitUsage)
-				}
-				for _, p := range m.Pods {
-					names = append(names, p.Name)
-				}
+				return describeFiles(c, objs)
 			}
 			sel, err := parseSelectors(c)
 			if err != nil {
@@ -67,20 +61,29 @@ func describeCommand() *cli.Command {
 			}
 			l := layout(c)
 			for i, rec := range recs {
-				info, err := store.Describe(l, rec)
-				if err != nil {
-					return err
-				}
-				extra := printers.Extra{Requests: info.Requests, Limits: info.Limits, CgroupPath: info.CgroupPath}
-				for _, e := range info.Events {
-					extra.Events = append(extra.Events, printers.Event{Time: e.Time.Time, Type: e.Type, Reason: e.Reason, Object: e.Object, Message: e.Message})
-				}
 				if i > 0 {
 					os.Stdout.WriteString("\n\n")
 				}
-				printers.Describe(os.Stdout, rec.View(), extra, time.Now())
+				if err := describePod(l, rec); err != nil {
+					return err
+				}
 			}
 			return nil
 		},
 	}
+}
+
+// describePod prints one pod as kubectl describe does, with what podrun
+// knows besides the object (effective resources, cgroup, events).
+func describePod(l store.Layout, rec *store.Record) error {
+	info, err := store.Describe(l, rec)
+	if err != nil {
+		return err
+	}
+	extra := printers.Extra{Requests: info.Requests, Limits: info.Limits, CgroupPath: info.CgroupPath}
+	for _, e := range info.Events {
+		extra.Events = append(extra.Events, printers.Event{Time: e.Time.Time, Type: e.Type, Reason: e.Reason, Object: e.Object, Message: e.Message})
+	}
+	printers.Describe(os.Stdout, rec.View(), extra, time.Now())
+	return nil
 }

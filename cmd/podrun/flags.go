@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 
 	"github.com/urfave/cli/v2"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -35,6 +36,7 @@ func globalFlags() []cli.Flag {
 		&cli.StringSliceFlag{Name: "allowed-unsafe-sysctls", Usage: "the kubelet's flag: unsafe sysctls or patterns (ending in *) pods may set, comma-separated; others are rejected (SysctlForbidden)"},
 		&cli.StringFlag{Name: "container-log-max-size", Value: "10Mi", Usage: "the size (a quantity: 10Mi, 500Ki) at which a container's log is rotated, as the kubelet's"},
 		&cli.IntFlag{Name: "container-log-max-files", Value: logs.DefaultMaxFiles, Usage: "how many log files a container run keeps, the live one included (at least 2), as the kubelet's"},
+		&cli.StringFlag{Name: "resolv-conf", Value: "", Usage: "the kubelet's --resolv-conf: the resolver configuration pods' resolv.conf starts from (dnsPolicy Default, and the search domains of ClusterFirst) and whose nameservers the cluster DNS forwards other names to; recorded on first use (default /etc/resolv.conf, or systemd-resolved's list behind its stub)"},
 		&cli.BoolFlag{Name: "seccomp-default", Usage: "give containers that set no seccomp profile the RuntimeDefault profile, as the kubelet's --seccomp-default"},
 	}
 }
@@ -111,7 +113,22 @@ func podSettings(c *cli.Context) store.Settings {
 		SyncFrequency:        metav1.Duration{Duration: c.Duration("sync-frequency")},
 		AllowedUnsafeSysctls: c.StringSlice("allowed-unsafe-sysctls"),
 		SeccompDefault:       c.Bool("seccomp-default"),
+		ResolvConf:           resolvConfFlag(c),
 	}
+}
+
+// resolvConfFlag is --resolv-conf as an absolute path (the supervisor and
+// the services owner read it from other directories), "" when not given.
+func resolvConfFlag(c *cli.Context) string {
+	p := c.String("resolv-conf")
+	if p == "" {
+		return ""
+	}
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return p
+	}
+	return abs
 }
 
 func usageError(format string, args ...any) error {

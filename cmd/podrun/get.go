@@ -40,7 +40,7 @@ func getCommand() *cli.Command {
 
   # Watch STATUS changes (Ctrl-C to stop)
   podrun get pods -w`,
-		Flags: append(append(filenameFlags("the pods of this manifest"), selectorFlags()...),
+		Flags: append(append(filenameFlags("the objects of this manifest (pods, Services, ConfigMaps, Secrets)"), selectorFlags()...),
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "wide, name, json, yaml, jsonpath=TEMPLATE, jsonpath-file=FILE, custom-columns=SPEC, custom-columns-file=FILE, go-template=TEMPLATE, go-template-file=FILE"},
 			&cli.BoolFlag{Name: "all-namespaces", Aliases: []string{"A"}, Usage: "pods of every namespace"},
 			&cli.BoolFlag{Name: "watch", Aliases: []string{"w"}, Usage: "after the list, print a pod again each time it changes"},
@@ -109,18 +109,21 @@ func runGet(c *cli.Context) error {
 		if len(names) > 0 {
 			return usageError("get takes -f or names, not both")
 		}
-		expanded, err := inputFiles(c)
+		objs, err := fileObjects(c)
 		if err != nil {
 			return err
 		}
-		for _, f := range expanded {
-			m, err := loadInput(f)
-			if err != nil {
-				return cli.Exit(err.Error(), exitUsage)
+		if !podsIn(objs, namespace(c)) {
+			if c.Bool("watch") || c.Bool("watch-only") {
+				return usageError("get -w -f: podrun watches the pods of one namespace; this file has other kinds or namespaces")
 			}
-			for _, p := range m.Pods {
-				names = append(names, p.Name)
-			}
+			return getFiles(c, objs)
+		}
+		if len(objs) == 0 {
+			return usageError("no objects passed to get")
+		}
+		for _, o := range objs {
+			names = append(names, o.name)
 		}
 	}
 	allNS := c.Bool("all-namespaces")

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"time"
@@ -42,7 +43,12 @@ func serviceEnv(l store.Layout, pod *corev1.Pod) map[string]string {
 // stores the manifest's Services with their allocations, as the API server
 // allocates a ClusterIP and node ports on create and keeps them on update.
 func applyServices(c *cli.Context, l store.Layout, svcs []*corev1.Service) (store.ServiceSettings, error) {
-	set, err := serviceowner.Settings(l, c.String("service-cidr"))
+	if p := resolvConfFlag(c); p != "" {
+		if _, err := os.Stat(p); err != nil {
+			return store.ServiceSettings{}, usageError("--resolv-conf: %v", err)
+		}
+	}
+	set, err := serviceowner.Settings(l, c.String("service-cidr"), resolvConfFlag(c))
 	if err != nil {
 		return set, usageError("%v", err)
 	}
@@ -344,6 +350,10 @@ func getAll(c *cli.Context) error {
 // printServiceTable prints kubectl's Service table; prefix goes before each
 // name ("service/" in get all).
 func printServiceTable(svcs []*corev1.Service, wide, allNS bool, prefix string, now time.Time) error {
+	return writeServiceTable(os.Stdout, svcs, wide, allNS, false, prefix, now)
+}
+
+func writeServiceTable(out io.Writer, svcs []*corev1.Service, wide, allNS, noHeaders bool, prefix string, now time.Time) error {
 	header := []string{"NAME", "TYPE", "CLUSTER-IP", "EXTERNAL-IP", "PORT(S)", "AGE"}
 	if wide {
 		header = append(header, "SELECTOR")
@@ -351,8 +361,10 @@ func printServiceTable(svcs []*corev1.Service, wide, allNS bool, prefix string, 
 	if allNS {
 		header = append([]string{"NAMESPACE"}, header...)
 	}
-	w := printers.NewTabWriter(os.Stdout)
-	fmt.Fprintln(w, strings.Join(header, "\t"))
+	w := printers.NewTabWriter(out)
+	if !noHeaders {
+		fmt.Fprintln(w, strings.Join(header, "\t"))
+	}
 	for _, s := range svcs {
 		row := printers.ServiceRow(s, wide, now)
 		row[0] = prefix + row[0]

@@ -10,6 +10,7 @@ package ownerproc
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -21,6 +22,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 	"github.com/gofrs/flock"
+	"golang.org/x/sys/unix"
 
 	"github.com/podrun/podrun/store"
 )
@@ -28,7 +30,7 @@ import (
 // Spawn starts exe with args detached in its own session, stdout and stderr
 // appended to logPath, and waits until it writes "ok" on the readiness pipe
 // it gets as fd 3. what names it in errors ("the services owner").
-func Spawn(exe string, args []string, logPath, what string, timeout time.Duration) error {
+func Spawn(exe string, args []string, logPath, what string, timeout time.Duration, started ...func()) error {
 	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return err
@@ -49,6 +51,9 @@ func Spawn(exe string, args []string, logPath, what string, timeout time.Duratio
 		return fmt.Errorf("starting %s: %w", what, err)
 	}
 	w.Close()
+	for _, f := range started {
+		f()
+	}
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
 	got := make(chan string, 1)
@@ -195,6 +200,22 @@ func (p Process) WaitGone(timeout time.Duration) error {
 		}
 	}
 	deadline := time.Now().Add(timeout)
+	// The process removes its pid record before its last steps (a server's
+	// shutdown, its lock): hold the process itself through a pidfd, taken
+	// while the record shows it alive, and wait for its exit too.
+	pidfd := -1
+	if pid := store.OwnerPid(p.Paths); pid != 0 {
+		if fd, err := unix.PidfdOpen(pid, 0); err == nil {
+			if store.OwnerPid(p.Paths) == pid {
+				pidfd = fd
+			} else {
+				unix.Close(fd) // the pid was reused before we held it
+			}
+		}
+	}
+	if pidfd >= 0 {
+		defer unix.Close(pidfd)
+	}
 	for store.OwnerPid(p.Paths) != 0 {
 		if p.Needed() {
 			return nil
@@ -203,6 +224,20 @@ func (p Process) WaitGone(timeout time.Duration) error {
 			return fmt.Errorf("%s (pid %d) did not exit within %s after its last object was deleted", p.What, store.OwnerPid(p.Paths), timeout)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+	for pidfd >= 0 && !p.Needed() {
+		left := time.Until(deadline)
+		if left <= 0 {
+			return fmt.Errorf("%s did not exit within %s after its last object was deleted", p.What, timeout)
+		}
+		fds := []unix.PollFd{{Fd: int32(pidfd), Events: unix.POLLIN}}
+		n, err := unix.Poll(fds, int(min(left, 100*time.Millisecond).Milliseconds())+1)
+		if err == nil && n > 0 {
+			return nil // exited
+		}
+		if err != nil && !errors.Is(err, unix.EINTR) {
+			return nil
+		}
 	}
 	return nil
 }
