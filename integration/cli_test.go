@@ -245,6 +245,44 @@ spec:
 	}
 }
 
+// A file whose second pod conflicts with a pod that exists creates nothing:
+// every conflict is found before the first object is stored.
+func TestCLIApplyConflictCreatesNothing(t *testing.T) {
+	e := newCLIEnv(t)
+	pod := func(name, cmd string) string {
+		return fmt.Sprintf(`
+apiVersion: v1
+kind: Pod
+metadata: {name: %s}
+spec:
+  containers: [{name: app, image: busybox:1.28, command: ['sh', '-c', '%s']}]
+`, name, cmd)
+	}
+	e.must("apply", "-f", e.manifest(pod("tx-b", "sleep 3600")))
+	file := e.manifest(`
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: tx-config}
+data: {k: v}
+---` + pod("tx-a", "sleep 3600") + "---" + pod("tx-b", "sleep 7200"))
+	r := e.podrun("apply", "-f", file)
+	if r.code != 2 || !strings.Contains(r.stderr, `pod "tx-b" already exists`) || strings.Contains(r.stdout, "created") {
+		t.Fatalf("apply of a file whose second pod conflicts: %s\nwant exit 2 naming tx-b, nothing created", r)
+	}
+	if r := e.must("get", "-o", "name"); r.stdout != "pod/tx-b\n" {
+		t.Fatalf("pods after the refused apply: %q, want only pod/tx-b", r.stdout)
+	}
+	if r := e.must("get", "configmaps", "-o", "name"); r.stdout != "" {
+		t.Fatalf("configmaps after the refused apply: %q", r.stdout)
+	}
+	// Without the conflict the same file applies whole.
+	e.must("delete", "tx-b", "--grace-period", "0", "--force")
+	r = e.must("apply", "-f", file)
+	if !strings.Contains(r.stdout, "pod/tx-a created") || !strings.Contains(r.stdout, "pod/tx-b created") || !strings.Contains(r.stdout, "configmap/tx-config created") {
+		t.Fatalf("apply after the delete: %s", r)
+	}
+}
+
 // wait --for=delete returns once everything the pod held is released.
 func TestCLIWaitForDelete(t *testing.T) {
 	e := newCLIEnv(t)

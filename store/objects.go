@@ -171,6 +171,16 @@ func (l Layout) Put(k *Kind, obj object) (string, error) {
 	return action, nil
 }
 
+// CheckPut reports what Put would refuse (a change to an immutable object),
+// without storing anything: a transaction checks every object first.
+func (l Layout) CheckPut(k *Kind, obj object) error {
+	old, err := l.readObject(k, l.objectPath(k, obj.GetNamespace(), obj.GetName()))
+	if err != nil || old.GetName() != obj.GetName() || k.same(old, obj) || !k.immutable(old) {
+		return nil
+	}
+	return errdefs.Invalid(fmt.Errorf("%s %q is invalid: the data of an immutable %s cannot be changed: delete it and create it again", k.Name, obj.GetName(), k.Name))
+}
+
 // Get returns one object, or an error of class not found.
 func (l Layout) Get(k *Kind, namespace, name string) (object, error) {
 	obj, err := l.readObject(k, l.objectPath(k, namespace, name))

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -10,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/podrun/podrun/internal/errdefs"
 	"github.com/podrun/podrun/podspec"
 	"github.com/podrun/podrun/runtime"
 	"github.com/podrun/podrun/serviceowner"
@@ -119,6 +121,28 @@ func runApply(c *cli.Context) error {
 		}
 		return printApplied(output, pods)
 	}
+	opts := supervisor.ApplyOptions{Force: c.Bool("force"), LogLevel: c.String("log-level"), Settings: podSettings(c)}
+	// One transaction, as the API server takes one request: every pod's name
+	// is reserved and every conflict (a pod that exists with another spec, an
+	// immutable object changed) is found before anything is created.
+	reserved, err := supervisor.Reserve(l, plans)
+	if err != nil {
+		return err
+	}
+	defer reserved.Release()
+	if err := reserved.Conflicts(plans, opts); err != nil {
+		return err
+	}
+	var conflicts []error
+	for _, cm := range in.configMaps {
+		conflicts = append(conflicts, l.CheckPut(store.ConfigMapKind, cm))
+	}
+	for _, s := range in.secrets {
+		conflicts = append(conflicts, l.CheckPut(store.SecretKind, s))
+	}
+	if err := errors.Join(conflicts...); err != nil {
+		return errdefs.Invalid(err)
+	}
 	for _, cm := range in.configMaps {
 		action, err := l.Put(store.ConfigMapKind, cm.DeepCopy())
 		if err != nil {
@@ -144,7 +168,7 @@ func runApply(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	opts := supervisor.ApplyOptions{Force: c.Bool("force"), Exe: exe, LogLevel: c.String("log-level"), Settings: podSettings(c)}
+	opts.Exe = exe
 	// The services owner (cluster DNS, Service rules) runs while pods or
 	// Services exist; it is started once they are recorded, even when a
 	// later object fails.
@@ -169,7 +193,7 @@ func runApply(c *cli.Context) error {
 	var records []*store.Record
 	var pods []*corev1.Pod
 	for _, p := range plans {
-		res, err := supervisor.Apply(l, p, opts)
+		res, err := reserved.ApplyReserved(p, opts)
 		if err != nil {
 			return err
 		}
@@ -179,6 +203,7 @@ func runApply(c *cli.Context) error {
 		records = append(records, res.Record)
 		pods = append(pods, res.Record.Pod)
 	}
+	reserved.Release() // a wait must not keep a delete of these pods waiting
 	if err := printApplied(output, pods); err != nil {
 		return err
 	}
