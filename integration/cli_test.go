@@ -283,6 +283,67 @@ data: {k: v}
 	}
 }
 
+// wait takes the other kinds of the store, through their table (Service,
+// ConfigMap, Secret…): delete, create and jsonpath, woken by file events.
+func TestCLIWaitOtherKinds(t *testing.T) {
+	e := newCLIEnv(t)
+	e.must("apply", "-f", e.manifest(`
+apiVersion: v1
+kind: Service
+metadata: {name: wsvc, labels: {app: w}}
+spec:
+  ports: [{port: 80}]
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: wcm}
+data: {mode: one}
+`))
+	if r := e.must("wait", "--for=jsonpath={.spec.type}=ClusterIP", "svc/wsvc", "--timeout", "10s"); r.stdout != "service/wsvc condition met\n" {
+		t.Fatalf("wait --for=jsonpath on a Service: %s", r)
+	}
+	if r := e.podrun("wait", "--for=jsonpath={.data.mode}=two", "configmap", "wcm", "--timeout", "1s"); r.code != 124 {
+		t.Fatalf("wait for a value the ConfigMap does not have: %s\nwant exit 124", r)
+	}
+	// A value that arrives while waiting; an object created while waiting.
+	mode := e.start("wait", "--for=jsonpath={.data.mode}=two", "cm/wcm", "--timeout", "1m")
+	created := e.start("wait", "--for=create", "secret/wsecret", "--timeout", "1m")
+	time.Sleep(500 * time.Millisecond)
+	e.must("apply", "-f", e.manifest(`
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: wcm}
+data: {mode: two}
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: wsecret}
+stringData: {k: v}
+`))
+	if code := mode.exit(t, 30*time.Second); code != 0 || strings.Join(mode.lines(), "\n") != "configmap/wcm condition met" {
+		t.Fatalf("wait for the ConfigMap's new value: exit %d, %q, %s", code, mode.lines(), mode.stderr.String())
+	}
+	if code := created.exit(t, 30*time.Second); code != 0 || strings.Join(created.lines(), "\n") != "secret/wsecret condition met" {
+		t.Fatalf("wait --for=create secret: exit %d, %q, %s", code, created.lines(), created.stderr.String())
+	}
+	// delete, chosen by a selector: it returns once the Service is gone and,
+	// it being the last object, the services owner has exited.
+	gone := e.start("wait", "--for=delete", "svc", "-l", "app=w", "--timeout", "1m")
+	time.Sleep(500 * time.Millisecond)
+	select {
+	case <-gone.done:
+		t.Fatalf("wait --for=delete returned before the delete: %q %s", gone.lines(), gone.stderr.String())
+	default:
+	}
+	e.must("delete", "svc", "wsvc")
+	if code := gone.exit(t, 30*time.Second); code != 0 || strings.Join(gone.lines(), "\n") != "service/wsvc condition met" {
+		t.Fatalf("wait --for=delete svc: exit %d, %q, %s", code, gone.lines(), gone.stderr.String())
+	}
+	if r := e.podrun("wait", "--for=delete", "widget/x"); r.code != 2 {
+		t.Fatalf("wait for an unknown kind: %s", r)
+	}
+}
+
 // wait --for=delete returns once everything the pod held is released.
 func TestCLIWaitForDelete(t *testing.T) {
 	e := newCLIEnv(t)

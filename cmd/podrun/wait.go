@@ -166,8 +166,8 @@ func failureSummary(rec *store.Record, pod *corev1.Pod) string {
 func waitCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "wait",
-		Usage:     "wait for a condition on pods (Ready, deleted, a jsonpath value)",
-		ArgsUsage: "[pod/]NAME... | -l SELECTOR | --all  --for=CONDITION",
+		Usage:     "wait for a condition on pods or other objects (Ready, deleted, a jsonpath value)",
+		ArgsUsage: "[TYPE/]NAME... | TYPE NAME... | [TYPE] -l SELECTOR | [TYPE] --all  --for=CONDITION",
 		Description: `--for takes kubectl's forms:
   condition=Ready (or Initialized, ContainersReady, PodScheduled; condition=Ready=false waits for False),
   delete (the pod and everything it held are gone), create,
@@ -184,7 +184,10 @@ Examples:
   podrun wait --for=delete -l app=db
 
   # Wait until a run-to-completion pod has Succeeded
-  podrun wait --for=jsonpath='{.status.phase}'=Succeeded pod/migrate`,
+  podrun wait --for=jsonpath='{.status.phase}'=Succeeded pod/migrate
+
+  # Other kinds too (services, configmaps, secrets, ...): until a Service is gone
+  podrun wait --for=delete svc/web --timeout=1m`,
 		Flags: append(selectorFlags(),
 			&cli.StringFlag{Name: "for", Usage: "condition=NAME[=VALUE], delete, create or jsonpath=EXPR[=VALUE]"},
 			&cli.DurationFlag{Name: "timeout", Value: 30 * time.Second, Usage: "how long to wait (0 = forever); then exit 124"},
@@ -314,22 +317,8 @@ func (w *waitCond) met(rec *store.Record, pod *corev1.Pod, allowRestarts bool) (
 		if err != nil {
 			return false, "", 0, err
 		}
-		results, err := w.jp.FindResults(obj)
-		if err != nil || len(results) == 0 || len(results[0]) == 0 {
-			return false, "", 0, nil // not there (yet)
-		}
-		if !w.hasJV {
-			return true, "", 0, nil
-		}
-		if len(results) > 1 || len(results[0]) > 1 {
-			return false, "", 0, usageError("given jsonpath expression matches more than one value")
-		}
-		v := results[0][0].Interface()
-		switch v.(type) {
-		case map[string]any, []any:
-			return false, "", 0, usageError("jsonpath leads to a nested object or list which is not supported")
-		}
-		return fmt.Sprint(v) == w.want, "", 0, nil
+		ok, err := w.jsonpathMet(obj)
+		return ok, "", 0, err
 	}
 	return false, "", 0, nil
 }
@@ -339,17 +328,48 @@ func runWait(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	names := podArgs(c.Args().Slice())
+	names, objects, kind, err := splitWaitArgs(c.Args().Slice(), namespace(c))
+	if err != nil {
+		return err
+	}
 	sel, err := parseSelectors(c)
 	if err != nil {
 		return err
 	}
-	if len(names) == 0 && sel.empty() && !c.Bool("all") {
-		return usageError("wait needs pod names, -l SELECTOR or --all")
-	}
 	l := layout(c)
 	ctx, cancel := deadlineContext(c.Duration("timeout"))
 	defer cancel()
+	if kind != nil {
+		// TYPE -l SELECTOR | TYPE --all: the objects of that kind, chosen once.
+		if c.String("field-selector") != "" {
+			return usageError("--field-selector: only pods have selectable fields here")
+		}
+		if sel.labels.Empty() && !c.Bool("all") {
+			return usageError("wait %s needs names, -l SELECTOR or --all", kind.Plural)
+		}
+		ns := namespace(c)
+		if c.Bool("all-namespaces") {
+			ns = ""
+		}
+		if objects, err = objectsFor(l, kind, ns, sel.labels); err != nil {
+			return err
+		}
+		if len(objects) == 0 {
+			if cond.kind == "delete" {
+				return nil
+			}
+			return failed("no matching resources found")
+		}
+		return waitObjects(ctx, l, objects, cond, c.Duration("timeout"))
+	}
+	if len(objects) > 0 {
+		if err := waitObjects(ctx, l, objects, cond, c.Duration("timeout")); err != nil || len(names) == 0 {
+			return err
+		}
+	}
+	if len(names) == 0 && sel.empty() && !c.Bool("all") {
+		return usageError("wait needs pod names, -l SELECTOR or --all")
+	}
 	pw, err := newPodWatch(l)
 	if err != nil {
 		return failed("watching the pod records: %v", err)
