@@ -45,6 +45,11 @@ type PullOptions struct {
 	// RegistriesConfPath overrides /etc/containers/registries.conf (mirrors, insecure
 	// and blocked registries).
 	RegistriesConfPath string
+	// Keyring holds a pod's image pull secrets: their credentials for the image's
+	// registry are tried first, then the host's (see pullWithKeyring).
+	Keyring *Keyring
+
+	auth *types.DockerAuthConfig // one attempt's credentials, from Keyring
 }
 
 func (o *PullOptions) systemContext(s *Store, named reference.Named) *types.SystemContext {
@@ -54,6 +59,7 @@ func (o *PullOptions) systemContext(s *Store, named reference.Named) *types.Syst
 		DockerRegistryUserAgent:  "podrun",
 		BigFilesTemporaryDir:     s.tmpDir(),
 		BlobInfoCacheDir:         s.cacheDir(),
+		DockerAuthConfig:         o.auth,
 	}
 	if o.Insecure || isLoopback(reference.Domain(named)) {
 		sys.DockerInsecureSkipTLSVerify = types.OptionalBoolTrue
@@ -117,7 +123,7 @@ func (s *Store) Pull(ctx context.Context, ref string, opts PullOptions) (*Image,
 		return nil, err
 	}
 	name := named.String()
-	img, err := s.pull(ctx, named, opts)
+	img, err := s.pullWithKeyring(ctx, named, opts)
 	if err != nil {
 		return nil, fmt.Errorf("pulling image %s: %w", name, err)
 	}

@@ -978,3 +978,95 @@ func BenchmarkPullVsSkopeo(b *testing.B) {
 	b.ReportMetric(skopeoMs, "skopeo-ms/op")
 	b.ReportMetric(podrunMs/skopeoMs, "podrun/skopeo")
 }
+
+// imagePullSecrets as the kubelet reads them: a missing Secret is a
+// FailedToRetrieveImagePullSecret warning and the pull goes on without it (and
+// fails with the registry's 401); once a kubernetes.io/dockerconfigjson Secret
+// with the credentials exists, the next retry pulls. A kubernetes.io/dockercfg
+// Secret works too, and a wrong password is reported with the secret's name.
+func TestImagePullSecrets(t *testing.T) {
+	reg := testregistry.Start(t, true)
+	reg.Push(t, archive.DockerArchive, testImage, "private/busybox:1.28")
+	ref := reg.Addr + "/private/busybox:1.28"
+	e := newEnv(t)
+	_, _, env := imgCredEnv(t) // the host has no credentials
+	auth := func(pass string) string {
+		return base64.StdEncoding.EncodeToString([]byte(reg.User + ":" + pass))
+	}
+	pod := func(name, secret string) string {
+		return fmt.Sprintf(`
+apiVersion: v1
+kind: Pod
+metadata: {name: %s}
+spec:
+  imagePullSecrets: [{name: %s}]
+  containers:
+  - name: c
+    image: %s
+    command: ['sleep', '3600']
+`, name, secret, ref)
+	}
+	apply := func(yaml string) {
+		t.Helper()
+		if r := e.imgPodrunEnv(env, imgFastBackoff("apply", "-f", e.manifest(yaml))...); r.code != 0 {
+			t.Fatalf("apply: %s", r)
+		}
+	}
+	apply(pod("withsecret", "regcred"))
+	p := e.waitFor("withsecret", 30*time.Second, "in ErrImagePull or ImagePullBackOff", func(p *corev1.Pod) bool {
+		w := containerState(p, "c").State.Waiting
+		return w != nil && (w.Reason == "ErrImagePull" || w.Reason == "ImagePullBackOff")
+	})
+	if ev := e.imgEvents("withsecret", "FailedToRetrieveImagePullSecret"); len(ev) == 0 || !strings.Contains(strings.Join(ev, "\n"), "Unable to retrieve some image pull secrets (regcred); attempting to pull the image may not succeed.") {
+		t.Errorf("no FailedToRetrieveImagePullSecret event naming regcred: %q", ev)
+	}
+	failedEv := strings.Join(e.imgEvents("withsecret", "Failed"), "\n")
+	if !strings.Contains(failedEv, "authentication required") && !strings.Contains(failedEv, "unauthorized") {
+		t.Errorf("the failed pull's event lacks the registry's 401: %q (state %+v)", failedEv, containerState(p, "c").State)
+	}
+	// The Secret arrives: the next retry uses it.
+	apply(fmt.Sprintf(`
+apiVersion: v1
+kind: Secret
+metadata: {name: regcred}
+type: kubernetes.io/dockerconfigjson
+stringData:
+  .dockerconfigjson: '{"auths": {"%s": {"auth": "%s"}}}'
+`, reg.Addr, auth(reg.Pass)))
+	e.waitPhase("withsecret", corev1.PodRunning, 60*time.Second)
+	if ev := strings.Join(e.imgEvents("withsecret", "Pulled"), "\n"); !strings.Contains(ev, "Image size:") {
+		t.Errorf("Pulled event %q lacks the image size", ev)
+	}
+
+	// The old .dockercfg form; and a wrong password, named with its secret.
+	e.must("delete", "withsecret", "--force", "--grace-period", "0")
+	e.must("rmi", ref)
+	apply(fmt.Sprintf(`
+apiVersion: v1
+kind: Secret
+metadata: {name: oldcfg}
+type: kubernetes.io/dockercfg
+stringData:
+  .dockercfg: '{"http://%s": {"username": "%s", "password": "%s"}}'
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: wrongpass}
+type: kubernetes.io/dockerconfigjson
+stringData:
+  .dockerconfigjson: '{"auths": {"%s": {"auth": "%s"}}}'
+`, reg.Addr, reg.User, reg.Pass, reg.Addr, auth("wrong")))
+	apply(pod("dockercfg", "oldcfg"))
+	e.waitPhase("dockercfg", corev1.PodRunning, 60*time.Second)
+	e.must("delete", "dockercfg", "--force", "--grace-period", "0")
+	e.must("rmi", ref)
+	apply(pod("wrong", "wrongpass"))
+	p = e.waitFor("wrong", 30*time.Second, "in ErrImagePull or ImagePullBackOff", func(p *corev1.Pod) bool {
+		w := containerState(p, "c").State.Waiting
+		return w != nil && (w.Reason == "ErrImagePull" || w.Reason == "ImagePullBackOff")
+	})
+	failedEv = strings.Join(e.imgEvents("wrong", "Failed"), "\n")
+	if !strings.Contains(failedEv, `secret "wrongpass"`) {
+		t.Errorf("the failed pull's event does not name the secret whose credentials failed: %q", failedEv)
+	}
+}

@@ -103,11 +103,13 @@ func (r *podRunner) ensureImage(ctx context.Context, c *corev1.Container) (*imag
 		p = &pull{done: make(chan struct{})}
 		r.pulls[c.Image] = p
 		r.pullMu.Unlock()
+		keyring := r.pullSecrets()
 		r.events.Add("Normal", "Pulling", r.object(c), "Pulling image %q", c.Image)
 		start := time.Now()
-		p.img, p.err = r.store.Pull(ctx, c.Image, image.PullOptions{})
+		p.img, p.err = r.store.Pull(ctx, c.Image, image.PullOptions{Keyring: keyring})
 		if p.err == nil {
-			r.events.Add("Normal", "Pulled", r.object(c), "Successfully pulled image %q in %s", c.Image, time.Since(start).Round(time.Millisecond))
+			took := time.Since(start).Truncate(time.Millisecond)
+			r.events.Add("Normal", "Pulled", r.object(c), "Successfully pulled image %q in %s (%s including waiting). Image size: %d bytes.", c.Image, took, took, p.img.Size)
 		} else {
 			r.events.Add("Warning", "Failed", r.object(c), "Failed to pull image %q: %v", c.Image, p.err)
 		}
@@ -120,6 +122,38 @@ func (r *podRunner) ensureImage(ctx context.Context, c *corev1.Container) (*imag
 		return nil, &startError{Reason: ReasonErrImagePull, Waiting: true, Message: p.err.Error()}
 	}
 	return p.img, nil
+}
+
+// pullSecrets reads the pod's imagePullSecrets from the store now, as the
+// kubelet reads them for each sync (kubelet_pods.go getPullSecretsForPod): a
+// Secret that is missing is named in a FailedToRetrieveImagePullSecret
+// warning and the pull goes on without it; one that is not a docker config
+// adds nothing.
+func (r *podRunner) pullSecrets() *image.Keyring {
+	refs := r.plan.Pod.Spec.ImagePullSecrets
+	if len(refs) == 0 {
+		return nil
+	}
+	stored := r.l.Secrets(r.plan.Pod.Namespace)
+	k := &image.Keyring{}
+	var missing []string
+	for _, ref := range refs {
+		if ref.Name == "" {
+			continue
+		}
+		s, ok := stored[ref.Name]
+		if !ok {
+			missing = append(missing, ref.Name)
+			continue
+		}
+		if err := k.AddSecret(s.Name, string(s.Type), s.Data); err != nil {
+			r.events.Add("Warning", "FailedToRetrieveImagePullSecret", "", "%v", err)
+		}
+	}
+	if len(missing) > 0 {
+		r.events.Add("Warning", "FailedToRetrieveImagePullSecret", "", "Unable to retrieve some image pull secrets (%s); attempting to pull the image may not succeed.", strings.Join(missing, ", "))
+	}
+	return k
 }
 
 // prepull pulls the images the pod's containers will need, all at once, so
