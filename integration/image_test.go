@@ -1070,3 +1070,98 @@ stringData:
 		t.Errorf("the failed pull's event does not name the secret whose credentials failed: %q", failedEv)
 	}
 }
+
+// While apply --wait waits, it shows the pull: without a terminal one plain
+// line when the pull starts and one when it ends (with the sizes), and one line
+// per STATUS change; nothing of that with -q.
+func TestApplyWaitPullProgressPlain(t *testing.T) {
+	reg := testregistry.Start(t, false)
+	reg.Push(t, archive.DockerArchive, testImage, "busybox:1.28")
+	ref := reg.Addr + "/busybox:1.28"
+	e := newEnv(t)
+	pod := e.manifest(fmt.Sprintf(`
+apiVersion: v1
+kind: Pod
+metadata: {name: pulled}
+spec:
+  containers: [{name: c, image: %s, command: ['sleep', '3600']}]
+`, ref))
+	r := e.must("apply", "-f", pod, "--wait", "--timeout", "2m")
+	lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+	idx := func(prefix string) int {
+		for i, l := range lines {
+			if strings.HasPrefix(l, prefix) {
+				return i
+			}
+		}
+		return -1
+	}
+	start := idx(fmt.Sprintf("pod/pulled pulling image %q", ref))
+	end := idx(fmt.Sprintf("pod/pulled pulled image %q in ", ref))
+	running := idx("pod/pulled Running")
+	if start < 0 || end < start || running < end || !strings.Contains(lines[max(end, 0)], "downloaded)") {
+		t.Fatalf("apply --wait stderr: want a line for the pull's start, its end with the sizes, then Running:\n%s", r.stderr)
+	}
+	for _, l := range lines {
+		if strings.Contains(l, "\x1b") || strings.Contains(l, "\r") {
+			t.Errorf("terminal control in plain output: %q", l)
+		}
+	}
+	// Pulled again (imagePullPolicy Always is implied by no tag? the tag is
+	// kept: remove the image so that the pod pulls it again), quietly.
+	e.must("delete", "pulled", "--force", "--grace-period", "0")
+	e.must("rmi", ref)
+	r = e.must("apply", "-f", pod, "--wait", "--timeout", "2m", "-q")
+	if strings.Contains(r.stderr, "pulling") || strings.Contains(r.stderr, "pulled image") || strings.Contains(r.stderr, "Running") {
+		t.Fatalf("apply --wait -q printed progress:\n%s", r.stderr)
+	}
+}
+
+// On a terminal, apply --wait draws the pull as one progress bar per layer
+// (mpb, as containers/image), and the STATUS changes above them.
+func TestApplyWaitPullProgressOnTerminal(t *testing.T) {
+	reg := testregistry.Start(t, false)
+	reg.Push(t, archive.DockerArchive, testImage, "busybox:1.28")
+	m := reg.Manifest(t, "busybox", "1.28")
+	ref := reg.Addr + "/busybox:1.28"
+	e := newEnv(t)
+	pod := e.manifest(fmt.Sprintf(`
+apiVersion: v1
+kind: Pod
+metadata: {name: tty}
+spec:
+  containers: [{name: c, image: %s, command: ['sleep', '3600']}]
+`, ref))
+	ptm, tty := imgOpenPty(t)
+	defer ptm.Close()
+	cmd := exec.Command(podrunBin, e.args("apply", "-f", pod, "--wait", "--timeout", "2m")...)
+	var stdout bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, tty
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	tty.Close()
+	var screen bytes.Buffer
+	copied := make(chan struct{})
+	go func() { _, _ = io.Copy(&screen, ptm); close(copied) }()
+	err := cmd.Wait()
+	<-copied
+	t.Logf("terminal:\n%q", screen.String())
+	if err != nil {
+		t.Fatalf("apply --wait: %v\n%s", err, screen.String())
+	}
+	short := strings.TrimPrefix(m.Layers[0], "sha256:")[:12]
+	s := screen.String()
+	if !strings.Contains(s, "busybox:1.28 "+short) || !strings.Contains(s, "done") {
+		t.Errorf("the terminal shows no progress bar for layer %s:\n%s", short, s)
+	}
+	if !strings.Contains(s, "[===") {
+		t.Errorf("no bar drawn on the terminal:\n%q", s)
+	}
+	if !strings.Contains(s, "pod/tty Running") || !strings.Contains(s, "pod/tty ready") {
+		t.Errorf("the terminal lacks the STATUS change and the verdict:\n%s", s)
+	}
+	if strings.Contains(s, "pulling image") {
+		t.Errorf("plain pull lines on a terminal:\n%s", s)
+	}
+}

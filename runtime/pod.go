@@ -48,6 +48,8 @@ type podRunner struct {
 	released  map[string]chan struct{}
 	// settings carry the log rotation policy and the seccomp default.
 	settings store.Settings
+	// progress is where the pod's image pulls stand, for apply --wait.
+	progress pullProgress
 }
 
 // waitReleased waits until the previous run of the container is released.
@@ -106,7 +108,14 @@ func (r *podRunner) ensureImage(ctx context.Context, c *corev1.Container) (*imag
 		keyring := r.pullSecrets()
 		r.events.Add("Normal", "Pulling", r.object(c), "Pulling image %q", c.Image)
 		start := time.Now()
-		p.img, p.err = r.store.Pull(ctx, c.Image, image.PullOptions{Keyring: keyring})
+		r.progress.start(c.Image)
+		p.img, p.err = r.store.Pull(ctx, c.Image, image.PullOptions{Keyring: keyring,
+			OnLayer: func(lp image.LayerProgress) { r.progress.layer(c.Image, lp) }})
+		var size int64
+		if p.err == nil {
+			size = p.img.Size
+		}
+		r.progress.finish(c.Image, size, p.err)
 		if p.err == nil {
 			took := time.Since(start).Truncate(time.Millisecond)
 			r.events.Add("Normal", "Pulled", r.object(c), "Successfully pulled image %q in %s (%s including waiting). Image size: %d bytes.", c.Image, took, took, p.img.Size)

@@ -45,7 +45,17 @@ func waitForPods(l store.Layout, records []*store.Record, o waitOptions) error {
 	}
 	defer pw.close()
 	pending := append([]*store.Record(nil), records...)
-	shown := map[string]string{}
+	// Verdicts always go to stderr; with progress, through it (above its bars).
+	say := func(format string, args ...any) { fmt.Fprintf(os.Stderr, format+"\n", args...) }
+	var prog *waitProgress
+	if o.progress != nil {
+		prog = newWaitProgress(o.progress)
+		defer prog.close()
+		say = prog.line
+		for _, rec := range records {
+			pw.watchPulls(rec)
+		}
+	}
 	failedPods := 0
 	for {
 		var still []*store.Record
@@ -54,16 +64,18 @@ func waitForPods(l store.Layout, records []*store.Record, o waitOptions) error {
 			cur, err := rec.Reload(l)
 			if errors.Is(err, fs.ErrNotExist) {
 				failedPods++
-				fmt.Fprintf(os.Stderr, "pod/%s failed: the pod was deleted\n", rec.Pod.Name)
+				say("pod/%s failed: the pod was deleted", rec.Pod.Name)
 				continue
 			}
 			if err != nil {
 				return failed("pod %s: %v", rec.Key(), err)
 			}
 			pod := cur.View()
-			if status := statusWord(pod); o.progress != nil && shown[rec.Key()] != status {
-				shown[rec.Key()] = status
-				fmt.Fprintf(o.progress, "pod/%s %s\n", pod.Name, status)
+			if prog != nil {
+				if pulls, err := store.ReadPulls(cur.Paths); err == nil {
+					prog.showPulls(rec.Key(), pod.Name, pulls)
+				}
+				prog.showStatus(rec.Key(), pod.Name, statusWord(pod))
 			}
 			verdict, msg, recheck := judgeApplyWait(cur, pod, o.allowRestarts)
 			if recheck > 0 && (next == 0 || recheck < next) {
@@ -71,10 +83,10 @@ func waitForPods(l store.Layout, records []*store.Record, o waitOptions) error {
 			}
 			switch verdict {
 			case waitDone:
-				fmt.Fprintf(os.Stderr, "pod/%s %s\n", pod.Name, msg)
+				say("pod/%s %s", pod.Name, msg)
 			case waitFailed:
 				failedPods++
-				fmt.Fprintf(os.Stderr, "pod/%s failed: %s\n", pod.Name, msg)
+				say("pod/%s failed: %s", pod.Name, msg)
 			default:
 				still = append(still, rec)
 			}
