@@ -549,6 +549,16 @@ func TestCLIRunRemoveExitCode(t *testing.T) {
 	if left := e.leftovers(); len(left) > 0 {
 		t.Fatalf("run --rm left %v", left)
 	}
+	// -i passes stdin to the container; its end closes the container's.
+	if r := e.podrunIn("hi\nthere\n", "run", "cat", "--rm", "-i", "--restart=Never", "--image=busybox:1.28", "--", "cat"); r.code != 0 || r.stdout != "hi\nthere\n" {
+		t.Fatalf("echo hi | run --rm -i -- cat: %s", r)
+	}
+	if r := e.podrunIn("7\n", "run", "readcode", "--rm", "-i", "--restart=Never", "--image=busybox:1.28", "--", "sh", "-c", "read n; echo got $n; exit $n"); r.code != 7 || r.stdout != "got 7\n" || !strings.Contains(r.stderr, "error: pod default/readcode terminated (Error)") {
+		t.Fatalf("run -i of a command that exits with what it read: %s", r)
+	}
+	if left := e.leftovers(); len(left) > 0 {
+		t.Fatalf("run --rm -i left %v", left)
+	}
 	if r := e.podrun("run", "ok", "--image=busybox:1.28", "--rm", "--attach", "--restart=Never", "--env=X=42", "--command", "--", "sh", "-c", "echo $X"); r.code != 0 || r.stdout != "42\n" {
 		t.Fatalf("run --rm --attach of a succeeding command: %s", r)
 	}

@@ -210,6 +210,9 @@ func (r *podRunner) Start(ctx context.Context, c *corev1.Container, restartCount
 	if err != nil {
 		return nil, &startError{Reason: "CreateContainerConfigError", Waiting: true, Message: err.Error()}
 	}
+	if c.Stdin {
+		cfg.StdinFifo, cfg.StdinOnce = r.paths.StdinFifo(c.Name), c.StdinOnce
+	}
 	fail := func(err error) (containerHandle, error) {
 		_ = image.UnmountRootfs(rootfs)
 		return nil, &startError{Reason: ReasonStartError, Message: err.Error()}
