@@ -593,6 +593,25 @@ func TestCLINeedsRoot(t *testing.T) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("podrun version as nobody: %v %s", err, out)
 	}
+	// A client dry run needs no root, and says nothing of the host.
+	dir, err := os.MkdirTemp("", "podrun-dry-") // readable by nobody, unlike t.TempDir
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	manifest := filepath.Join(dir, "pod.yaml")
+	if err := os.WriteFile(manifest, []byte("apiVersion: v1\nkind: Pod\nmetadata: {name: dry}\nspec: {containers: [{name: c, image: busybox:1.28}]}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd = exec.Command(podrunBin, "apply", "-f", manifest, "--dry-run=client")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	out, err = cmd.CombinedOutput()
+	if err != nil || string(out) != "pod/dry created (dry run)\n" {
+		t.Fatalf("apply --dry-run=client as nobody: %v\n%s", err, out)
+	}
 }
 
 // events, get events, top pod and load from stdin.

@@ -98,9 +98,13 @@ func runApply(c *cli.Context) error {
 	if _, err := supervisor.SysctlAllowlist(unsafeSysctls); err != nil {
 		return usageError("--allowed-unsafe-sysctls: %v", err)
 	}
-	_, hostWarnings := hostInfo(cgroupDriver(c))
-	for _, w := range hostWarnings {
-		fmt.Fprintf(os.Stderr, "Warning: %s\n", w)
+	if dryRun != "client" {
+		// A client dry run touches nothing of the host (it runs without root
+		// too, where these checks would only report what root may see).
+		_, hostWarnings := hostInfo(cgroupDriver(c))
+		for _, w := range hostWarnings {
+			fmt.Fprintf(os.Stderr, "Warning: %s\n", w)
+		}
 	}
 	// Images that cannot be had (imagePullPolicy Never and not in the store)
 	// are bad input: found before any pod is created.
