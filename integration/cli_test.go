@@ -339,8 +339,20 @@ stringData: {k: v}
 	if code := gone.exit(t, 30*time.Second); code != 0 || strings.Join(gone.lines(), "\n") != "service/wsvc condition met" {
 		t.Fatalf("wait --for=delete svc: exit %d, %q, %s", code, gone.lines(), gone.stderr.String())
 	}
-	if r := e.podrun("wait", "--for=delete", "widget/x"); r.code != 2 {
-		t.Fatalf("wait for an unknown kind: %s", r)
+	// Types podrun does not keep are refused as kubectl refuses them, exit 1,
+	// never taken for pod names.
+	for _, args := range [][]string{
+		{"wait", "--for=delete", "widget/x"},
+		{"wait", "--for=delete", "pod/a", "deploy/x"},
+		{"get", "deploy"},
+		{"get", "deployments.apps", "web"},
+		{"describe", "nodes"},
+		{"delete", "jobs/migrate"},
+	} {
+		r := e.podrun(args...)
+		if r.code != 1 || !strings.Contains(r.stderr, "error: the server doesn't have a resource type") || strings.Contains(r.stderr, "error: error:") || strings.Contains(r.stderr, "pods \"") {
+			t.Errorf("podrun %v: %s\nwant exit 1 and kubectl's message", args, r)
+		}
 	}
 }
 

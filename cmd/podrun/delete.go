@@ -77,6 +77,9 @@ func runDelete(c *cli.Context) error {
 		return err
 	}
 	args := c.Args().Slice()
+	if err := checkResourceType(args); err != nil {
+		return err
+	}
 	kind, isObject := (*store.Kind)(nil), false
 	if len(args) > 0 {
 		kind, isObject = store.KindFor(args[0])

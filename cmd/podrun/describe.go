@@ -30,6 +30,9 @@ func describeCommand() *cli.Command {
 					return describeServices(c, args[1:])
 				}
 			}
+			if err := checkResourceType(c.Args().Slice()); err != nil {
+				return err
+			}
 			names := podArgs(c.Args().Slice())
 			for _, f := range c.StringSlice("filename") {
 				m, err := podspec.LoadFile(f)

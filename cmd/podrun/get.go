@@ -100,6 +100,9 @@ func runGet(c *cli.Context) error {
 		}
 		return getAll(c)
 	}
+	if err := checkResourceType(c.Args().Slice()); err != nil {
+		return err
+	}
 	l := layout(c)
 	names := podArgs(c.Args().Slice())
 	if files := c.StringSlice("filename"); len(files) > 0 {

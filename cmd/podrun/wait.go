@@ -482,7 +482,7 @@ func runWait(c *cli.Context) error {
 		// pods is left on the host.
 		left := time.Until(deadlineOf(ctx))
 		if err := serviceowner.WaitGone(l, left); err != nil {
-			return cli.Exit("error: timed out waiting for the condition: "+err.Error(), exitTimeout)
+			return cli.Exit("timed out waiting for the condition: "+err.Error(), exitTimeout)
 		}
 	}
 	if failures > 0 {

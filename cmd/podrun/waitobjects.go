@@ -32,6 +32,14 @@ func (t objectTarget) String() string { return strings.ToLower(t.kind.Name) + "/
 // "TYPE NAME..." or "TYPE/NAME ..." (pods without a type). Kinds are the
 // store's table, so a kind added there is waited for without a change here.
 func splitWaitArgs(args []string, ns string) (pods []string, objects []objectTarget, kindOnly *store.Kind, err error) {
+	for i := range args {
+		if err := checkResourceType(args[i:]); err != nil {
+			return nil, nil, nil, err
+		}
+		if !strings.Contains(args[i], "/") {
+			break // TYPE NAME...: only the first word is a type
+		}
+	}
 	if len(args) > 0 && !strings.Contains(args[0], "/") {
 		if k, ok := store.KindFor(args[0]); ok {
 			if len(args) == 1 {
@@ -60,7 +68,7 @@ func splitWaitArgs(args []string, ns string) (pods []string, objects []objectTar
 		}
 		k, ok := store.KindFor(word)
 		if !ok {
-			return nil, nil, nil, usageError("the server doesn't have a resource type %q", word)
+			return nil, nil, nil, cli.Exit(fmt.Sprintf("the server doesn't have a resource type %q (podrun keeps pods and %s)", word, keptKinds()), exitFailed)
 		}
 		if name == "" {
 			return nil, nil, nil, usageError("%q: name the %s after the slash", a, k.Name)
@@ -140,7 +148,7 @@ func waitObjects(ctx context.Context, l store.Layout, targets []objectTarget, co
 	if anyDeleted {
 		// The last object gone, the services owner removes its rules and exits.
 		if err := serviceowner.WaitGone(l, time.Until(deadlineOf(ctx))); err != nil {
-			return cli.Exit("error: timed out waiting for the condition: "+err.Error(), exitTimeout)
+			return cli.Exit("timed out waiting for the condition: "+err.Error(), exitTimeout)
 		}
 	}
 	return nil
