@@ -339,6 +339,9 @@ stringData: {k: v}
 	if code := gone.exit(t, 30*time.Second); code != 0 || strings.Join(gone.lines(), "\n") != "service/wsvc condition met" {
 		t.Fatalf("wait --for=delete svc: exit %d, %q, %s", code, gone.lines(), gone.stderr.String())
 	}
+	if r := e.must("wait", "--for=delete", "svc/never-was", "--timeout", "5s"); r.stdout != "" {
+		t.Errorf("wait --for=delete of an object that never existed: %s, want nothing printed", r)
+	}
 	// Types podrun does not keep are refused as kubectl refuses them, exit 1,
 	// never taken for pod names.
 	for _, args := range [][]string{

@@ -106,7 +106,7 @@ func waitObjects(ctx context.Context, l store.Layout, targets []objectTarget, co
 	defer ow.close()
 	pending := targets
 	anyDeleted := false
-	for {
+	for first := true; ; first = false {
 		var still []objectTarget
 		for _, t := range pending {
 			obj, err := l.Get(t.kind, t.namespace, t.name)
@@ -114,6 +114,8 @@ func waitObjects(ctx context.Context, l store.Layout, targets []objectTarget, co
 				return failed("%s %s/%s: %v", t.kind.Name, t.namespace, t.name, err)
 			}
 			switch {
+			case obj == nil && cond.kind == "delete" && first:
+				// Not there to begin with: kubectl's wait ignores it, silently.
 			case obj == nil && cond.kind == "delete":
 				fmt.Printf("%s condition met\n", t)
 				anyDeleted = true
