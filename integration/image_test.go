@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -1124,6 +1125,7 @@ func TestApplyWaitPullProgressOnTerminal(t *testing.T) {
 	reg.Push(t, archive.DockerArchive, testImage, "busybox:1.28")
 	m := reg.Manifest(t, "busybox", "1.28")
 	ref := reg.Addr + "/busybox:1.28"
+	reg.Throttle(600 << 10) // the 1.1 MB layer takes about two seconds: the bar moves
 	e := newEnv(t)
 	pod := e.manifest(fmt.Sprintf(`
 apiVersion: v1
@@ -1157,6 +1159,11 @@ spec:
 	}
 	if !strings.Contains(s, "[===") {
 		t.Errorf("no bar drawn on the terminal:\n%q", s)
+	}
+	// Drawn while the layer downloads: frames redrawn in place (the cursor
+	// moves up) with a part of the layer counted, before "done".
+	if !strings.Contains(s, "\x1b[") || !regexp.MustCompile(` / \d+\.\d MiB`).MatchString(s) {
+		t.Errorf("no bar seen in progress (a frame with the bytes so far of the MiB, redrawn in place):\n%q", s)
 	}
 	if !strings.Contains(s, "pod/tty Running") || !strings.Contains(s, "pod/tty ready") {
 		t.Errorf("the terminal lacks the STATUS change and the verdict:\n%s", s)

@@ -77,7 +77,7 @@ func runDelete(c *cli.Context) error {
 		return err
 	}
 	args := c.Args().Slice()
-	if err := checkResourceType(args); err != nil {
+	if err := checkResourceType(args, podExists(c)); err != nil {
 		return err
 	}
 	kind, isObject := (*store.Kind)(nil), false

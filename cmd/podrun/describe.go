@@ -30,7 +30,7 @@ func describeCommand() *cli.Command {
 					return describeServices(c, args[1:])
 				}
 			}
-			if err := checkResourceType(c.Args().Slice()); err != nil {
+			if err := checkResourceType(c.Args().Slice(), podExists(c)); err != nil {
 				return err
 			}
 			names := podArgs(c.Args().Slice())

@@ -100,7 +100,7 @@ func runGet(c *cli.Context) error {
 		}
 		return getAll(c)
 	}
-	if err := checkResourceType(c.Args().Slice()); err != nil {
+	if err := checkResourceType(c.Args().Slice(), podExists(c)); err != nil {
 		return err
 	}
 	l := layout(c)

@@ -42,13 +42,17 @@ func init() {
 
 // checkResourceType refuses, as kubectl does, a first argument that names a
 // resource type podrun does not keep ("deploy", "jobs/x", "nodes",
-// "deployments.apps").
-func checkResourceType(args []string) error {
+// "deployments.apps"). podrun also takes bare pod names, so a word that is
+// the name of an existing pod of the namespace (isPod) stays that pod.
+func checkResourceType(args []string, isPod func(name string) bool) error {
 	if len(args) == 0 {
 		return nil
 	}
-	word, _, _ := strings.Cut(args[0], "/")
+	word, _, typed := strings.Cut(args[0], "/")
 	if _, ok := store.KindFor(word); ok {
+		return nil
+	}
+	if !typed && isPod != nil && isPod(word) {
 		return nil
 	}
 	base, _, _ := strings.Cut(word, ".")
@@ -64,4 +68,12 @@ func keptKinds() string {
 		out = append(out, k.Plural)
 	}
 	return strings.Join(out, ", ")
+}
+
+// podExists is checkResourceType's isPod for the command's namespace.
+func podExists(c *cli.Context) func(string) bool {
+	return func(name string) bool {
+		rec, err := findPod(layout(c), namespace(c), name)
+		return err == nil && rec != nil
+	}
 }

@@ -340,7 +340,7 @@ func runWait(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	names, objects, kind, err := splitWaitArgs(c.Args().Slice(), namespace(c))
+	names, objects, kind, err := splitWaitArgs(c.Args().Slice(), namespace(c), podExists(c))
 	if err != nil {
 		return err
 	}

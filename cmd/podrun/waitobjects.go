@@ -31,9 +31,9 @@ func (t objectTarget) String() string { return strings.ToLower(t.kind.Name) + "/
 // splitWaitArgs sorts wait's arguments as kubectl's resource builder does:
 // "TYPE NAME..." or "TYPE/NAME ..." (pods without a type). Kinds are the
 // store's table, so a kind added there is waited for without a change here.
-func splitWaitArgs(args []string, ns string) (pods []string, objects []objectTarget, kindOnly *store.Kind, err error) {
+func splitWaitArgs(args []string, ns string, isPod func(string) bool) (pods []string, objects []objectTarget, kindOnly *store.Kind, err error) {
 	for i := range args {
-		if err := checkResourceType(args[i:]); err != nil {
+		if err := checkResourceType(args[i:], isPod); err != nil {
 			return nil, nil, nil, err
 		}
 		if !strings.Contains(args[i], "/") {
