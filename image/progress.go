@@ -13,12 +13,23 @@ import (
 	"golang.org/x/term"
 )
 
+// LayerProgress is where the download of one blob of a pull stands, for a
+// caller that draws its own progress (PullOptions.OnLayer).
+type LayerProgress struct {
+	Digest string // sha256:…
+	Size   int64  // bytes, -1 when the source does not say
+	Offset int64  // bytes so far
+	Done   bool   // downloaded, or skipped because the store has it
+}
+
 // reporter writes progress: containers/image's per-layer progress bars when the output
-// is a terminal, one plain line per blob otherwise (CI logs).
+// is a terminal, one plain line per blob otherwise (CI logs); and hands each blob's
+// progress to onLayer when set.
 type reporter struct {
-	w    io.Writer // nil: silent
-	bars bool
-	mu   sync.Mutex
+	w       io.Writer // nil: silent
+	bars    bool
+	onLayer func(LayerProgress)
+	mu      sync.Mutex
 }
 
 func newReporter(w io.Writer, terminal bool) *reporter {
@@ -38,19 +49,28 @@ func (r *reporter) printf(format string, args ...any) {
 	fmt.Fprintf(r.w, format, args...)
 }
 
+// layerInterval is how often a blob's progress reaches onLayer while it downloads.
+const layerInterval = 200 * time.Millisecond
+
 // attach configures opts for this reporter and returns a function to call once
 // copy.Image has returned.
 func (r *reporter) attach(opts *copy.Options) (done func()) {
-	if r == nil || r.w == nil {
+	if r == nil {
 		return func() {}
 	}
-	if r.bars {
+	plain := r.w != nil && !r.bars
+	if r.w != nil && r.bars {
 		opts.ReportWriter = r.w
+	}
+	if !plain && r.onLayer == nil {
 		return func() {}
 	}
 	ch := make(chan types.ProgressProperties, 16)
 	opts.Progress = ch
 	opts.ProgressInterval = time.Second
+	if r.onLayer != nil {
+		opts.ProgressInterval = layerInterval
+	}
 	finished := make(chan struct{})
 	go func() {
 		defer close(finished)
@@ -58,6 +78,20 @@ func (r *reporter) attach(opts *copy.Options) (done func()) {
 			kind := "blob"
 			if strings.Contains(p.Artifact.MediaType, "config") {
 				kind = "config"
+			}
+			if r.onLayer != nil && kind == "blob" {
+				lp := LayerProgress{Digest: p.Artifact.Digest.String(), Size: p.Artifact.Size, Offset: int64(p.Offset)}
+				switch p.Event {
+				case types.ProgressEventDone, types.ProgressEventSkipped:
+					lp.Done = true
+					if lp.Size > 0 {
+						lp.Offset = lp.Size
+					}
+				}
+				r.onLayer(lp)
+			}
+			if !plain {
+				continue
 			}
 			switch p.Event {
 			case types.ProgressEventDone:

@@ -245,6 +245,120 @@ spec:
 	}
 }
 
+// A file whose second pod conflicts with a pod that exists creates nothing:
+// every conflict is found before the first object is stored.
+func TestCLIApplyConflictCreatesNothing(t *testing.T) {
+	e := newCLIEnv(t)
+	pod := func(name, cmd string) string {
+		return fmt.Sprintf(`
+apiVersion: v1
+kind: Pod
+metadata: {name: %s}
+spec:
+  containers: [{name: app, image: busybox:1.28, command: ['sh', '-c', '%s']}]
+`, name, cmd)
+	}
+	e.must("apply", "-f", e.manifest(pod("tx-b", "sleep 3600")))
+	file := e.manifest(`
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: tx-config}
+data: {k: v}
+---` + pod("tx-a", "sleep 3600") + "---" + pod("tx-b", "sleep 7200"))
+	r := e.podrun("apply", "-f", file)
+	if r.code != 2 || !strings.Contains(r.stderr, `pod "tx-b" already exists`) || strings.Contains(r.stdout, "created") {
+		t.Fatalf("apply of a file whose second pod conflicts: %s\nwant exit 2 naming tx-b, nothing created", r)
+	}
+	if r := e.must("get", "-o", "name"); r.stdout != "pod/tx-b\n" {
+		t.Fatalf("pods after the refused apply: %q, want only pod/tx-b", r.stdout)
+	}
+	if r := e.must("get", "configmaps", "-o", "name"); r.stdout != "" {
+		t.Fatalf("configmaps after the refused apply: %q", r.stdout)
+	}
+	// Without the conflict the same file applies whole.
+	e.must("delete", "tx-b", "--grace-period", "0", "--force")
+	r = e.must("apply", "-f", file)
+	if !strings.Contains(r.stdout, "pod/tx-a created") || !strings.Contains(r.stdout, "pod/tx-b created") || !strings.Contains(r.stdout, "configmap/tx-config created") {
+		t.Fatalf("apply after the delete: %s", r)
+	}
+}
+
+// wait takes the other kinds of the store, through their table (Service,
+// ConfigMap, Secret…): delete, create and jsonpath, woken by file events.
+func TestCLIWaitOtherKinds(t *testing.T) {
+	e := newCLIEnv(t)
+	e.must("apply", "-f", e.manifest(`
+apiVersion: v1
+kind: Service
+metadata: {name: wsvc, labels: {app: w}}
+spec:
+  ports: [{port: 80}]
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: wcm}
+data: {mode: one}
+`))
+	if r := e.must("wait", "--for=jsonpath={.spec.type}=ClusterIP", "svc/wsvc", "--timeout", "10s"); r.stdout != "service/wsvc condition met\n" {
+		t.Fatalf("wait --for=jsonpath on a Service: %s", r)
+	}
+	if r := e.podrun("wait", "--for=jsonpath={.data.mode}=two", "configmap", "wcm", "--timeout", "1s"); r.code != 124 {
+		t.Fatalf("wait for a value the ConfigMap does not have: %s\nwant exit 124", r)
+	}
+	// A value that arrives while waiting; an object created while waiting.
+	mode := e.start("wait", "--for=jsonpath={.data.mode}=two", "cm/wcm", "--timeout", "1m")
+	created := e.start("wait", "--for=create", "secret/wsecret", "--timeout", "1m")
+	time.Sleep(500 * time.Millisecond)
+	e.must("apply", "-f", e.manifest(`
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: wcm}
+data: {mode: two}
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: wsecret}
+stringData: {k: v}
+`))
+	if code := mode.exit(t, 30*time.Second); code != 0 || strings.Join(mode.lines(), "\n") != "configmap/wcm condition met" {
+		t.Fatalf("wait for the ConfigMap's new value: exit %d, %q, %s", code, mode.lines(), mode.stderr.String())
+	}
+	if code := created.exit(t, 30*time.Second); code != 0 || strings.Join(created.lines(), "\n") != "secret/wsecret condition met" {
+		t.Fatalf("wait --for=create secret: exit %d, %q, %s", code, created.lines(), created.stderr.String())
+	}
+	// delete, chosen by a selector: it returns once the Service is gone and,
+	// it being the last object, the services owner has exited.
+	gone := e.start("wait", "--for=delete", "svc", "-l", "app=w", "--timeout", "1m")
+	time.Sleep(500 * time.Millisecond)
+	select {
+	case <-gone.done:
+		t.Fatalf("wait --for=delete returned before the delete: %q %s", gone.lines(), gone.stderr.String())
+	default:
+	}
+	e.must("delete", "svc", "wsvc")
+	if code := gone.exit(t, 30*time.Second); code != 0 || strings.Join(gone.lines(), "\n") != "service/wsvc condition met" {
+		t.Fatalf("wait --for=delete svc: exit %d, %q, %s", code, gone.lines(), gone.stderr.String())
+	}
+	if r := e.must("wait", "--for=delete", "svc/never-was", "--timeout", "5s"); r.stdout != "" {
+		t.Errorf("wait --for=delete of an object that never existed: %s, want nothing printed", r)
+	}
+	// Types podrun does not keep are refused as kubectl refuses them, exit 1,
+	// never taken for pod names.
+	for _, args := range [][]string{
+		{"wait", "--for=delete", "widget/x"},
+		{"wait", "--for=delete", "pod/a", "deploy/x"},
+		{"get", "deploy"},
+		{"get", "deployments.apps", "web"},
+		{"describe", "nodes"},
+		{"delete", "jobs/migrate"},
+	} {
+		r := e.podrun(args...)
+		if r.code != 1 || !strings.Contains(r.stderr, "error: the server doesn't have a resource type") || strings.Contains(r.stderr, "error: error:") || strings.Contains(r.stderr, "pods \"") {
+			t.Errorf("podrun %v: %s\nwant exit 1 and kubectl's message", args, r)
+		}
+	}
+}
+
 // wait --for=delete returns once everything the pod held is released.
 func TestCLIWaitForDelete(t *testing.T) {
 	e := newCLIEnv(t)
@@ -450,6 +564,16 @@ func TestCLIRunRemoveExitCode(t *testing.T) {
 	if left := e.leftovers(); len(left) > 0 {
 		t.Fatalf("run --rm left %v", left)
 	}
+	// -i passes stdin to the container; its end closes the container's.
+	if r := e.podrunIn("hi\nthere\n", "run", "cat", "--rm", "-i", "--restart=Never", "--image=busybox:1.28", "--", "cat"); r.code != 0 || r.stdout != "hi\nthere\n" {
+		t.Fatalf("echo hi | run --rm -i -- cat: %s", r)
+	}
+	if r := e.podrunIn("7\n", "run", "readcode", "--rm", "-i", "--restart=Never", "--image=busybox:1.28", "--", "sh", "-c", "read n; echo got $n; exit $n"); r.code != 7 || r.stdout != "got 7\n" || !strings.Contains(r.stderr, "error: pod default/readcode terminated (Error)") {
+		t.Fatalf("run -i of a command that exits with what it read: %s", r)
+	}
+	if left := e.leftovers(); len(left) > 0 {
+		t.Fatalf("run --rm -i left %v", left)
+	}
 	if r := e.podrun("run", "ok", "--image=busybox:1.28", "--rm", "--attach", "--restart=Never", "--env=X=42", "--command", "--", "sh", "-c", "echo $X"); r.code != 0 || r.stdout != "42\n" {
 		t.Fatalf("run --rm --attach of a succeeding command: %s", r)
 	}
@@ -483,6 +607,25 @@ func TestCLINeedsRoot(t *testing.T) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("podrun version as nobody: %v %s", err, out)
+	}
+	// A client dry run needs no root, and says nothing of the host.
+	dir, err := os.MkdirTemp("", "podrun-dry-") // readable by nobody, unlike t.TempDir
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	manifest := filepath.Join(dir, "pod.yaml")
+	if err := os.WriteFile(manifest, []byte("apiVersion: v1\nkind: Pod\nmetadata: {name: dry}\nspec: {containers: [{name: c, image: busybox:1.28}]}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd = exec.Command(podrunBin, "apply", "-f", manifest, "--dry-run=client")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	out, err = cmd.CombinedOutput()
+	if err != nil || string(out) != "pod/dry created (dry run)\n" {
+		t.Fatalf("apply --dry-run=client as nobody: %v\n%s", err, out)
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -977,4 +978,197 @@ func BenchmarkPullVsSkopeo(b *testing.B) {
 	b.ReportMetric(podrunMs, "podrun-ms/op")
 	b.ReportMetric(skopeoMs, "skopeo-ms/op")
 	b.ReportMetric(podrunMs/skopeoMs, "podrun/skopeo")
+}
+
+// imagePullSecrets as the kubelet reads them: a missing Secret is a
+// FailedToRetrieveImagePullSecret warning and the pull goes on without it (and
+// fails with the registry's 401); once a kubernetes.io/dockerconfigjson Secret
+// with the credentials exists, the next retry pulls. A kubernetes.io/dockercfg
+// Secret works too, and a wrong password is reported with the secret's name.
+func TestImagePullSecrets(t *testing.T) {
+	reg := testregistry.Start(t, true)
+	reg.Push(t, archive.DockerArchive, testImage, "private/busybox:1.28")
+	ref := reg.Addr + "/private/busybox:1.28"
+	e := newEnv(t)
+	_, _, env := imgCredEnv(t) // the host has no credentials
+	auth := func(pass string) string {
+		return base64.StdEncoding.EncodeToString([]byte(reg.User + ":" + pass))
+	}
+	pod := func(name, secret string) string {
+		return fmt.Sprintf(`
+apiVersion: v1
+kind: Pod
+metadata: {name: %s}
+spec:
+  imagePullSecrets: [{name: %s}]
+  containers:
+  - name: c
+    image: %s
+    command: ['sleep', '3600']
+`, name, secret, ref)
+	}
+	apply := func(yaml string) {
+		t.Helper()
+		if r := e.imgPodrunEnv(env, imgFastBackoff("apply", "-f", e.manifest(yaml))...); r.code != 0 {
+			t.Fatalf("apply: %s", r)
+		}
+	}
+	apply(pod("withsecret", "regcred"))
+	p := e.waitFor("withsecret", 30*time.Second, "in ErrImagePull or ImagePullBackOff", func(p *corev1.Pod) bool {
+		w := containerState(p, "c").State.Waiting
+		return w != nil && (w.Reason == "ErrImagePull" || w.Reason == "ImagePullBackOff")
+	})
+	if ev := e.imgEvents("withsecret", "FailedToRetrieveImagePullSecret"); len(ev) == 0 || !strings.Contains(strings.Join(ev, "\n"), "Unable to retrieve some image pull secrets (regcred); attempting to pull the image may not succeed.") {
+		t.Errorf("no FailedToRetrieveImagePullSecret event naming regcred: %q", ev)
+	}
+	failedEv := strings.Join(e.imgEvents("withsecret", "Failed"), "\n")
+	if !strings.Contains(failedEv, "authentication required") && !strings.Contains(failedEv, "unauthorized") {
+		t.Errorf("the failed pull's event lacks the registry's 401: %q (state %+v)", failedEv, containerState(p, "c").State)
+	}
+	// The Secret arrives: the next retry uses it.
+	apply(fmt.Sprintf(`
+apiVersion: v1
+kind: Secret
+metadata: {name: regcred}
+type: kubernetes.io/dockerconfigjson
+stringData:
+  .dockerconfigjson: '{"auths": {"%s": {"auth": "%s"}}}'
+`, reg.Addr, auth(reg.Pass)))
+	e.waitPhase("withsecret", corev1.PodRunning, 60*time.Second)
+	if ev := strings.Join(e.imgEvents("withsecret", "Pulled"), "\n"); !strings.Contains(ev, "Image size:") {
+		t.Errorf("Pulled event %q lacks the image size", ev)
+	}
+
+	// The old .dockercfg form; and a wrong password, named with its secret.
+	e.must("delete", "withsecret", "--force", "--grace-period", "0")
+	e.must("rmi", ref)
+	apply(fmt.Sprintf(`
+apiVersion: v1
+kind: Secret
+metadata: {name: oldcfg}
+type: kubernetes.io/dockercfg
+stringData:
+  .dockercfg: '{"http://%s": {"username": "%s", "password": "%s"}}'
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: wrongpass}
+type: kubernetes.io/dockerconfigjson
+stringData:
+  .dockerconfigjson: '{"auths": {"%s": {"auth": "%s"}}}'
+`, reg.Addr, reg.User, reg.Pass, reg.Addr, auth("wrong")))
+	apply(pod("dockercfg", "oldcfg"))
+	e.waitPhase("dockercfg", corev1.PodRunning, 60*time.Second)
+	e.must("delete", "dockercfg", "--force", "--grace-period", "0")
+	e.must("rmi", ref)
+	apply(pod("wrong", "wrongpass"))
+	p = e.waitFor("wrong", 30*time.Second, "in ErrImagePull or ImagePullBackOff", func(p *corev1.Pod) bool {
+		w := containerState(p, "c").State.Waiting
+		return w != nil && (w.Reason == "ErrImagePull" || w.Reason == "ImagePullBackOff")
+	})
+	failedEv = strings.Join(e.imgEvents("wrong", "Failed"), "\n")
+	if !strings.Contains(failedEv, `secret "wrongpass"`) {
+		t.Errorf("the failed pull's event does not name the secret whose credentials failed: %q", failedEv)
+	}
+}
+
+// While apply --wait waits, it shows the pull: without a terminal one plain
+// line when the pull starts and one when it ends (with the sizes), and one line
+// per STATUS change; nothing of that with -q.
+func TestApplyWaitPullProgressPlain(t *testing.T) {
+	reg := testregistry.Start(t, false)
+	reg.Push(t, archive.DockerArchive, testImage, "busybox:1.28")
+	ref := reg.Addr + "/busybox:1.28"
+	e := newEnv(t)
+	pod := e.manifest(fmt.Sprintf(`
+apiVersion: v1
+kind: Pod
+metadata: {name: pulled}
+spec:
+  containers: [{name: c, image: %s, command: ['sleep', '3600']}]
+`, ref))
+	r := e.must("apply", "-f", pod, "--wait", "--timeout", "2m")
+	lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+	idx := func(prefix string) int {
+		for i, l := range lines {
+			if strings.HasPrefix(l, prefix) {
+				return i
+			}
+		}
+		return -1
+	}
+	start := idx(fmt.Sprintf("pod/pulled pulling image %q", ref))
+	end := idx(fmt.Sprintf("pod/pulled pulled image %q in ", ref))
+	running := idx("pod/pulled Running")
+	if start < 0 || end < start || running < end || !strings.Contains(lines[max(end, 0)], "downloaded)") {
+		t.Fatalf("apply --wait stderr: want a line for the pull's start, its end with the sizes, then Running:\n%s", r.stderr)
+	}
+	for _, l := range lines {
+		if strings.Contains(l, "\x1b") || strings.Contains(l, "\r") {
+			t.Errorf("terminal control in plain output: %q", l)
+		}
+	}
+	// Pulled again (imagePullPolicy Always is implied by no tag? the tag is
+	// kept: remove the image so that the pod pulls it again), quietly.
+	e.must("delete", "pulled", "--force", "--grace-period", "0")
+	e.must("rmi", ref)
+	r = e.must("apply", "-f", pod, "--wait", "--timeout", "2m", "-q")
+	if strings.Contains(r.stderr, "pulling") || strings.Contains(r.stderr, "pulled image") || strings.Contains(r.stderr, "Running") {
+		t.Fatalf("apply --wait -q printed progress:\n%s", r.stderr)
+	}
+}
+
+// On a terminal, apply --wait draws the pull as one progress bar per layer
+// (mpb, as containers/image), and the STATUS changes above them.
+func TestApplyWaitPullProgressOnTerminal(t *testing.T) {
+	reg := testregistry.Start(t, false)
+	reg.Push(t, archive.DockerArchive, testImage, "busybox:1.28")
+	m := reg.Manifest(t, "busybox", "1.28")
+	ref := reg.Addr + "/busybox:1.28"
+	reg.Throttle(600 << 10) // the 1.1 MB layer takes about two seconds: the bar moves
+	e := newEnv(t)
+	pod := e.manifest(fmt.Sprintf(`
+apiVersion: v1
+kind: Pod
+metadata: {name: tty}
+spec:
+  containers: [{name: c, image: %s, command: ['sleep', '3600']}]
+`, ref))
+	ptm, tty := imgOpenPty(t)
+	defer ptm.Close()
+	cmd := exec.Command(podrunBin, e.args("apply", "-f", pod, "--wait", "--timeout", "2m")...)
+	var stdout bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, tty
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	tty.Close()
+	var screen bytes.Buffer
+	copied := make(chan struct{})
+	go func() { _, _ = io.Copy(&screen, ptm); close(copied) }()
+	err := cmd.Wait()
+	<-copied
+	t.Logf("terminal:\n%q", screen.String())
+	if err != nil {
+		t.Fatalf("apply --wait: %v\n%s", err, screen.String())
+	}
+	short := strings.TrimPrefix(m.Layers[0], "sha256:")[:12]
+	s := screen.String()
+	if !strings.Contains(s, "busybox:1.28 "+short) || !strings.Contains(s, "done") {
+		t.Errorf("the terminal shows no progress bar for layer %s:\n%s", short, s)
+	}
+	if !strings.Contains(s, "[===") {
+		t.Errorf("no bar drawn on the terminal:\n%q", s)
+	}
+	// Drawn while the layer downloads: frames redrawn in place (the cursor
+	// moves up) with a part of the layer counted, before "done".
+	if !strings.Contains(s, "\x1b[") || !regexp.MustCompile(` / \d+\.\d MiB`).MatchString(s) {
+		t.Errorf("no bar seen in progress (a frame with the bytes so far of the MiB, redrawn in place):\n%q", s)
+	}
+	if !strings.Contains(s, "pod/tty Running") || !strings.Contains(s, "pod/tty ready") {
+		t.Errorf("the terminal lacks the STATUS change and the verdict:\n%s", s)
+	}
+	if strings.Contains(s, "pulling image") {
+		t.Errorf("plain pull lines on a terminal:\n%s", s)
+	}
 }

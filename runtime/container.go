@@ -69,6 +69,10 @@ type containerConfig struct {
 	MaskedPaths, ReadonlyPaths []string
 	Seccomp                    *corev1.SeccompProfile
 	SeccompDir                 string
+	// StdinFifo, when set, is the named pipe the container's stdin is fed
+	// from (stdin: true); StdinOnce closes it after the first writer.
+	StdinFifo string
+	StdinOnce bool
 }
 
 func newContainerID() string {
@@ -188,6 +192,7 @@ type runningContainer struct {
 	lc      *libcontainer.Container
 	proc    *libcontainer.Process
 	relayed sync.WaitGroup
+	stdin   *stdinRelay // stdin: true
 }
 
 // startContainer creates and starts a container whose stdout and stderr are
@@ -242,8 +247,22 @@ func startContainer(stateRoot string, cfg *containerConfig, relay func(stream st
 		Stderr: errW,
 		Init:   true,
 	}
+	var stdin *stdinRelay
+	if cfg.StdinFifo != "" {
+		s, inR, err := newStdinRelay(cfg.StdinFifo, cfg.StdinOnce)
+		if err != nil {
+			outR.Close()
+			outW.Close()
+			errR.Close()
+			errW.Close()
+			_ = lc.Destroy()
+			return nil, fmt.Errorf("making the container's stdin: %w", err)
+		}
+		defer inR.Close() // the container holds its own copy
+		proc.Stdin, stdin = inR, s
+	}
 	proc.AdditionalGroups = append(proc.AdditionalGroups, cfg.User.Sgids...)
-	rc := &runningContainer{id: cfg.ID, lc: lc, proc: proc}
+	rc := &runningContainer{id: cfg.ID, lc: lc, proc: proc, stdin: stdin}
 	rc.relayed.Add(2)
 	go func() { defer rc.relayed.Done(); defer outR.Close(); relay("stdout", outR) }()
 	go func() { defer rc.relayed.Done(); defer errR.Close(); relay("stderr", errR) }()
@@ -252,6 +271,7 @@ func startContainer(stateRoot string, cfg *containerConfig, relay func(stream st
 	outW.Close()
 	errW.Close()
 	if runErr != nil {
+		stdin.stop()
 		_ = lc.Destroy()
 		rc.relayed.Wait()
 		return nil, fmt.Errorf("starting container process: %w", runErr)
@@ -269,6 +289,7 @@ type exitStatus struct {
 // Every other process of the container dies with its init (own pid namespace).
 func (rc *runningContainer) wait() exitStatus {
 	st, err := rc.proc.Wait()
+	rc.stdin.stop()
 	// In a shared PID namespace the init's children outlive it and would hold
 	// the output pipes open: end them (a no-op with a private namespace).
 	_ = rc.lc.Signal(syscall.SIGKILL)

@@ -48,6 +48,8 @@ type podRunner struct {
 	released  map[string]chan struct{}
 	// settings carry the log rotation policy and the seccomp default.
 	settings store.Settings
+	// progress is where the pod's image pulls stand, for apply --wait.
+	progress pullProgress
 }
 
 // waitReleased waits until the previous run of the container is released.
@@ -103,11 +105,20 @@ func (r *podRunner) ensureImage(ctx context.Context, c *corev1.Container) (*imag
 		p = &pull{done: make(chan struct{})}
 		r.pulls[c.Image] = p
 		r.pullMu.Unlock()
+		keyring := r.pullSecrets()
 		r.events.Add("Normal", "Pulling", r.object(c), "Pulling image %q", c.Image)
 		start := time.Now()
-		p.img, p.err = r.store.Pull(ctx, c.Image, image.PullOptions{})
+		r.progress.start(c.Image)
+		p.img, p.err = r.store.Pull(ctx, c.Image, image.PullOptions{Keyring: keyring,
+			OnLayer: func(lp image.LayerProgress) { r.progress.layer(c.Image, lp) }})
+		var size int64
 		if p.err == nil {
-			r.events.Add("Normal", "Pulled", r.object(c), "Successfully pulled image %q in %s", c.Image, time.Since(start).Round(time.Millisecond))
+			size = p.img.Size
+		}
+		r.progress.finish(c.Image, size, p.err)
+		if p.err == nil {
+			took := time.Since(start).Truncate(time.Millisecond)
+			r.events.Add("Normal", "Pulled", r.object(c), "Successfully pulled image %q in %s (%s including waiting). Image size: %d bytes.", c.Image, took, took, p.img.Size)
 		} else {
 			r.events.Add("Warning", "Failed", r.object(c), "Failed to pull image %q: %v", c.Image, p.err)
 		}
@@ -120,6 +131,38 @@ func (r *podRunner) ensureImage(ctx context.Context, c *corev1.Container) (*imag
 		return nil, &startError{Reason: ReasonErrImagePull, Waiting: true, Message: p.err.Error()}
 	}
 	return p.img, nil
+}
+
+// pullSecrets reads the pod's imagePullSecrets from the store now, as the
+// kubelet reads them for each sync (kubelet_pods.go getPullSecretsForPod): a
+// Secret that is missing is named in a FailedToRetrieveImagePullSecret
+// warning and the pull goes on without it; one that is not a docker config
+// adds nothing.
+func (r *podRunner) pullSecrets() *image.Keyring {
+	refs := r.plan.Pod.Spec.ImagePullSecrets
+	if len(refs) == 0 {
+		return nil
+	}
+	stored := r.l.Secrets(r.plan.Pod.Namespace)
+	k := &image.Keyring{}
+	var missing []string
+	for _, ref := range refs {
+		if ref.Name == "" {
+			continue
+		}
+		s, ok := stored[ref.Name]
+		if !ok {
+			missing = append(missing, ref.Name)
+			continue
+		}
+		if err := k.AddSecret(s.Name, string(s.Type), s.Data); err != nil {
+			r.events.Add("Warning", "FailedToRetrieveImagePullSecret", "", "%v", err)
+		}
+	}
+	if len(missing) > 0 {
+		r.events.Add("Warning", "FailedToRetrieveImagePullSecret", "", "Unable to retrieve some image pull secrets (%s); attempting to pull the image may not succeed.", strings.Join(missing, ", "))
+	}
+	return k
 }
 
 // prepull pulls the images the pod's containers will need, all at once, so
@@ -166,6 +209,9 @@ func (r *podRunner) Start(ctx context.Context, c *corev1.Container, restartCount
 	cfg, err := r.containerConfig(c, img, id, rootfs, cdir)
 	if err != nil {
 		return nil, &startError{Reason: "CreateContainerConfigError", Waiting: true, Message: err.Error()}
+	}
+	if c.Stdin {
+		cfg.StdinFifo, cfg.StdinOnce = r.paths.StdinFifo(c.Name), c.StdinOnce
 	}
 	fail := func(err error) (containerHandle, error) {
 		_ = image.UnmountRootfs(rootfs)

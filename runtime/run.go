@@ -89,7 +89,7 @@ type Sandbox = sandbox
 
 // NewPodRunner returns the runner of a pod whose sandbox is up.
 func NewPodRunner(l store.Layout, paths store.PodPaths, plan *podspec.Plan, sb *Sandbox, images *image.Store, events *store.EventLog, settings store.Settings) *PodRunner {
-	return &podRunner{l: l, paths: paths, plan: plan, sb: sb, store: images, events: events, pulls: map[string]*pull{}, settings: settings}
+	return &podRunner{l: l, paths: paths, plan: plan, sb: sb, store: images, events: events, pulls: map[string]*pull{}, settings: settings, progress: pullProgress{paths: paths}}
 }
 
 // Prepull pulls all of the pod's images in parallel.

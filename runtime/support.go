@@ -28,8 +28,8 @@ func Unhonoured(pod *corev1.Pod) []string {
 	}{{"spec.initContainers", pod.Spec.InitContainers}, {"spec.containers", pod.Spec.Containers}} {
 		for i, c := range list.cs {
 			p := fmt.Sprintf("%s[%d]", list.path, i)
-			if c.Stdin || c.TTY {
-				add(p+".stdin/tty", "attaching a terminal")
+			if c.TTY {
+				add(p+".tty", "attaching a terminal")
 			}
 			if sc := c.SecurityContext; sc != nil {
 				if sc.AppArmorProfile != nil && sc.AppArmorProfile.Type != corev1.AppArmorProfileTypeUnconfined {

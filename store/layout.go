@@ -106,6 +106,12 @@ func (p PodPaths) ProcessFile(container string) string {
 	return filepath.Join(p.RunDir, "process", container+".json")
 }
 
+// StdinFifo is the named pipe a container with stdin: true reads from;
+// `podrun run -i` writes to it.
+func (p PodPaths) StdinFifo(container string) string {
+	return filepath.Join(p.RunDir, "stdin", container)
+}
+
 func (p PodPaths) LockFile() string { return filepath.Join(p.RunDir, "supervisor.lock") }
 func (p PodPaths) PidFile() string  { return filepath.Join(p.RunDir, "supervisor.pid") }
 

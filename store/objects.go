@@ -148,6 +148,20 @@ func (l Layout) objectsDir(k *Kind) string {
 	return l.ObjectsDir()
 }
 
+// KindDir is the directory that holds the objects of kind k in a namespace:
+// a waiter watches it for the objects' changes (every write is a rename into it).
+func (l Layout) KindDir(k *Kind, namespace string) string {
+	return filepath.Join(l.objectsDir(k), namespace, k.Plural)
+}
+
+// StoreRoot is the directory under which KindDir(k, …) lies (--root or --run-root).
+func (l Layout) StoreRoot(k *Kind) string { return filepath.Dir(l.objectsDir(k)) }
+
+// ObjectPath is the file of one object of kind k.
+func (l Layout) ObjectPath(k *Kind, namespace, name string) string {
+	return l.objectPath(k, namespace, name)
+}
+
 func (l Layout) objectPath(k *Kind, namespace, name string) string {
 	if k.ClusterScoped {
 		return filepath.Join(l.objectsDir(k), k.Plural, fileName(name, maxFileName-len(".json"))+".json")

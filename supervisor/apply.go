@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -103,6 +105,118 @@ func Apply(l store.Layout, plan *podspec.Plan, opts ApplyOptions) (*ApplyResult,
 		return nil, err
 	}
 	defer lock.Unlock()
+	return applyLocked(l, plan, opts)
+}
+
+// Reservation holds the names of several pods for one transaction: apply
+// checks every pod against what exists (Conflicts) before it creates any
+// (ApplyReserved), so a conflict anywhere in a file creates nothing, as the
+// API server refuses a request whole.
+type Reservation struct {
+	l     store.Layout
+	locks []*store.NameLock
+}
+
+// Reserve takes the names of every plan's pod, in one order (namespace,
+// name) so that two transactions never wait for each other.
+func Reserve(l store.Layout, plans []*podspec.Plan) (*Reservation, error) {
+	keys := make([][2]string, 0, len(plans))
+	seen := map[[2]string]bool{}
+	for _, p := range plans {
+		k := [2]string{p.Pod.Namespace, p.Pod.Name}
+		if !seen[k] {
+			seen[k] = true
+			keys = append(keys, k)
+		}
+	}
+	slices.SortFunc(keys, func(a, b [2]string) int {
+		if c := strings.Compare(a[0], b[0]); c != 0 {
+			return c
+		}
+		return strings.Compare(a[1], b[1])
+	})
+	r := &Reservation{l: l}
+	for _, k := range keys {
+		lock, err := l.LockName(k[0], "pods", k[1])
+		if err != nil {
+			r.Release()
+			return nil, err
+		}
+		r.locks = append(r.locks, lock)
+	}
+	return r, nil
+}
+
+// Release gives the names back.
+func (r *Reservation) Release() {
+	for _, lock := range r.locks {
+		lock.Unlock()
+	}
+	r.locks = nil
+}
+
+// Conflicts reports, for every plan, what Apply would refuse because of a pod
+// that exists (a different spec without Force, a record that cannot be read),
+// joined; nil when every pod can be applied.
+func (r *Reservation) Conflicts(plans []*podspec.Plan, opts ApplyOptions) error {
+	var errs []error
+	for _, plan := range plans {
+		if err := conflict(r.l, plan, opts); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	err := errors.Join(errs...)
+	for _, e := range errs {
+		if !errdefs.IsInvalid(e) {
+			return err
+		}
+	}
+	return errdefs.Invalid(err)
+}
+
+// ApplyReserved is Apply for a pod whose name r holds.
+func (r *Reservation) ApplyReserved(plan *podspec.Plan, opts ApplyOptions) (*ApplyResult, error) {
+	return applyLocked(r.l, plan, opts)
+}
+
+// conflict is Apply's refusal of a pod that exists, checked alone.
+func conflict(l store.Layout, plan *podspec.Plan, opts ApplyOptions) error {
+	old, err := store.FindPod(l, plan.Pod.Namespace, plan.Pod.Name)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if opts.Force {
+		return nil
+	}
+	prev, _ := os.ReadFile(old.Paths.AppliedFile())
+	if string(prev) == appliedHash(plan, opts.Settings) && old.Broken == nil && !store.IsTerminal(old.Pod) {
+		return nil // unchanged, or run again after its supervisor was lost
+	}
+	if old.Broken == nil && !store.IsTerminal(old.Pod) && store.SupervisorPid(old.Paths) > 0 {
+		// An update in place, as far as the API server allows one.
+		if _, err := podspec.DiffPodUpdate(old.Pod, plan.Pod); err != nil {
+			return errdefs.Invalid(fmt.Errorf("%w\n(podrun apply --force deletes the pod and creates it again)", err))
+		}
+		return nil
+	}
+	return existsError(plan, old)
+}
+
+func existsError(plan *podspec.Plan, old *store.Record) error {
+	if old.Broken != nil {
+		return errdefs.Class(errdefs.ErrAlreadyExists, fmt.Errorf("pod %q exists in namespace %q but its record cannot be read (%v): delete it first (podrun delete %s) or apply with --force to replace it", plan.Pod.Name, plan.Pod.Namespace, old.Broken, plan.Pod.Name))
+	}
+	return errdefs.Invalid(errdefs.Class(errdefs.ErrAlreadyExists, fmt.Errorf("pod %q already exists in namespace %q and a pod's spec cannot be changed: delete it first (podrun delete %s) or apply with --force to replace it", plan.Pod.Name, plan.Pod.Namespace, plan.Pod.Name)))
+}
+
+// applyLocked is Apply under the pod name's reservation.
+func applyLocked(l store.Layout, plan *podspec.Plan, opts ApplyOptions) (*ApplyResult, error) {
 	crashpoint.Hit("apply:reserved")
 	store.RemoveStaleCreations(l, 10*time.Minute)
 	store.RemoveInterruptedCreations(l, plan.Pod.Namespace, plan.Pod.Name)
@@ -138,10 +252,7 @@ func Apply(l store.Layout, plan *podspec.Plan, opts ApplyOptions) (*ApplyResult,
 			return update(old, plan, hash)
 		}
 		if !opts.Force {
-			if old.Broken != nil {
-				return nil, errdefs.Class(errdefs.ErrAlreadyExists, fmt.Errorf("pod %q exists in namespace %q but its record cannot be read (%v): delete it first (podrun delete %s) or apply with --force to replace it", plan.Pod.Name, plan.Pod.Namespace, old.Broken, plan.Pod.Name))
-			}
-			return nil, errdefs.Invalid(errdefs.Class(errdefs.ErrAlreadyExists, fmt.Errorf("pod %q already exists in namespace %q and a pod's spec cannot be changed: delete it first (podrun delete %s) or apply with --force to replace it", plan.Pod.Name, plan.Pod.Namespace, plan.Pod.Name)))
+			return nil, existsError(plan, old)
 		}
 		if err := deleteLocked(l, old, DeleteOptions{}); err != nil {
 			return nil, fmt.Errorf("replacing pod %s: %w", old.Key(), err)
@@ -225,30 +336,6 @@ func startSupervisor(l store.Layout, rec *store.Record, opts ApplyOptions) error
 	}
 	args = append(args, "supervise", string(rec.Pod.UID))
 	return ownerproc.Spawn(opts.Exe, args, rec.Paths.SupervisorLog(), "the supervisor", 60*time.Second, func() { crashpoint.Hit("apply:supervisor-started") })
-}
-
-// CheckApply says, before anything of a manifest is created, whether Apply
-// would refuse the pod: an update the API server forbids, or a changed pod
-// that cannot be updated (finished, or its supervisor gone) without --force.
-func CheckApply(l store.Layout, plan *podspec.Plan, opts ApplyOptions) error {
-	if opts.Force {
-		return nil
-	}
-	old, err := store.FindPod(l, plan.Pod.Namespace, plan.Pod.Name)
-	if err != nil {
-		return nil
-	}
-	prev, _ := os.ReadFile(old.Paths.AppliedFile())
-	if old.Broken != nil || string(prev) == appliedHash(plan, opts.Settings) {
-		return nil // Apply says what it does with these
-	}
-	if !store.IsTerminal(old.Pod) && store.SupervisorPid(old.Paths) > 0 {
-		if _, err := podspec.DiffPodUpdate(old.Pod, plan.Pod); err != nil {
-			return errdefs.Invalid(fmt.Errorf("%w\n(podrun apply --force deletes the pod and creates it again)", err))
-		}
-		return nil
-	}
-	return nil
 }
 
 // update changes a running pod as far as the API server lets an update change

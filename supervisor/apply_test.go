@@ -1,8 +1,9 @@
 package supervisor
 
 import (
-	"github.com/podrun/podrun/store"
 	"testing"
+
+	"github.com/podrun/podrun/store"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/podrun/podrun/controllers"
+	"github.com/podrun/podrun/internal/errdefs"
 	"github.com/podrun/podrun/podspec"
 	"github.com/podrun/podrun/runtime"
 	"github.com/podrun/podrun/serviceowner"
@@ -100,9 +101,13 @@ func runApply(c *cli.Context) error {
 	if _, err := supervisor.SysctlAllowlist(unsafeSysctls); err != nil {
 		return usageError("--allowed-unsafe-sysctls: %v", err)
 	}
-	_, hostWarnings := hostInfo(cgroupDriver(c))
-	for _, w := range hostWarnings {
-		fmt.Fprintf(os.Stderr, "Warning: %s\n", w)
+	if dryRun != "client" {
+		// A client dry run touches nothing of the host (it runs without root
+		// too, where these checks would only report what root may see).
+		_, hostWarnings := hostInfo(cgroupDriver(c))
+		for _, w := range hostWarnings {
+			fmt.Fprintf(os.Stderr, "Warning: %s\n", w)
+		}
 	}
 	// Images that cannot be had (imagePullPolicy Never and not in the store)
 	// are bad input: found before any pod is created.
@@ -131,10 +136,21 @@ func runApply(c *cli.Context) error {
 	if err := checkTerminating(l, in); err != nil {
 		return err
 	}
-	// Changes the store or the API server would refuse are found before
-	// anything is stored: a manifest is applied whole or not at all.
-	if err := checkUpdates(l, in, supervisor.ApplyOptions{Force: c.Bool("force"), Settings: podSettings(c)}); err != nil {
-		return cli.Exit(err.Error(), exitUsage)
+	opts := supervisor.ApplyOptions{Force: c.Bool("force"), LogLevel: c.String("log-level"), Settings: podSettings(c)}
+	// One transaction, as the API server takes one request: every pod's name
+	// is reserved and every conflict (a pod that exists with a spec no update
+	// may give it, an immutable object or a claim's spec changed) is found
+	// before anything is stored.
+	reserved, err := supervisor.Reserve(l, plans)
+	if err != nil {
+		return err
+	}
+	defer reserved.Release()
+	if err := reserved.Conflicts(plans, opts); err != nil {
+		return err
+	}
+	if err := checkUpdates(l, in); err != nil {
+		return errdefs.Invalid(err)
 	}
 	// A manifest's Namespaces first, whatever their place in it, as kubectl
 	// apply orders them; objects in a namespace that has no Namespace object
@@ -178,7 +194,7 @@ func runApply(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	opts := supervisor.ApplyOptions{Force: c.Bool("force"), Exe: exe, LogLevel: c.String("log-level"), Settings: podSettings(c)}
+	opts.Exe = exe
 	// The services owner (cluster DNS, Service rules) runs while pods or
 	// Services exist; it is started once they are recorded, even when a
 	// later object fails.
@@ -204,7 +220,7 @@ func runApply(c *cli.Context) error {
 	var records []*store.Record
 	var pods []*corev1.Pod
 	for _, p := range plans {
-		res, err := supervisor.Apply(l, p, opts)
+		res, err := reserved.ApplyReserved(p, opts)
 		if err != nil {
 			return err
 		}
@@ -214,6 +230,7 @@ func runApply(c *cli.Context) error {
 		records = append(records, res.Record)
 		pods = append(pods, res.Record.Pod)
 	}
+	reserved.Release() // a wait must not keep a delete of these pods waiting
 	if err := printApplied(output, pods); err != nil {
 		return err
 	}

@@ -77,6 +77,9 @@ func runDelete(c *cli.Context) error {
 		return err
 	}
 	args := c.Args().Slice()
+	if err := checkResourceType(args, podExists(c)); err != nil {
+		return err
+	}
 	kind, isObject := (*store.Kind)(nil), false
 	if len(args) > 0 {
 		if k, names, ok := kindSlashNames(args); ok && strings.Contains(args[0], "/") {

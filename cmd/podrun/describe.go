@@ -34,6 +34,9 @@ func describeCommand() *cli.Command {
 					return describeWorkloads(c, k, names)
 				}
 			}
+			if err := checkResourceType(c.Args().Slice(), podExists(c)); err != nil {
+				return err
+			}
 			names := podArgs(c.Args().Slice())
 			if hasInput(c) {
 				if len(names) > 0 {

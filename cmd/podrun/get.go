@@ -103,6 +103,9 @@ func runGet(c *cli.Context) error {
 		}
 		return getAll(c)
 	}
+	if err := checkResourceType(c.Args().Slice(), podExists(c)); err != nil {
+		return err
+	}
 	l := layout(c)
 	names := podArgs(c.Args().Slice())
 	if hasInput(c) {

@@ -222,8 +222,9 @@ func deleteNamespace(l store.Layout, name string, opts supervisor.DeleteOptions)
 	return nil
 }
 
-// checkUpdates finds the updates Put and supervisor.Apply would refuse.
-func checkUpdates(l store.Layout, in *loaded, opts supervisor.ApplyOptions) error {
+// checkUpdates finds the updates Put would refuse (the pods' are found by
+// supervisor.Reservation.Conflicts).
+func checkUpdates(l store.Layout, in *loaded) error {
 	var errs []error
 	for _, cm := range in.configMaps {
 		errs = append(errs, l.CheckPut(store.ConfigMapKind, cm.DeepCopy()))
@@ -233,9 +234,6 @@ func checkUpdates(l store.Layout, in *loaded, opts supervisor.ApplyOptions) erro
 	}
 	for _, pvc := range in.claims {
 		errs = append(errs, l.CheckPut(store.ClaimKind, pvc.DeepCopy()))
-	}
-	for _, p := range in.plans {
-		errs = append(errs, supervisor.CheckApply(l, p, opts))
 	}
 	return errors.Join(errs...)
 }

@@ -2,9 +2,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -23,13 +27,19 @@ func runCommand() *cli.Command {
 		Name:      "run",
 		Usage:     "create and run a pod of one container, as kubectl run",
 		ArgsUsage: "NAME --image=IMAGE [--restart=Never] [--rm] [-i|--attach] [-- COMMAND ARGS...]",
-		Description: `With --attach (or -i) podrun prints the container's output until it ends and exits with
-its exit code (restartPolicy Never), or once it is Ready (Always). podrun does not pass stdin
-to containers: -i attaches the output only.
+		Description: `With -i podrun passes its stdin to the container (stdin: true, stdinOnce: true: the
+container's stdin closes when podrun's does) and prints the container's output until it
+ends; --attach prints the output only. Attached, podrun exits as kubectl run does: with the
+container's exit code and "pod NS/NAME terminated (REASON)" when the pod failed
+(restartPolicy Never), 0 when it succeeded (Never, OnFailure), 0 when the attached run ends
+(Always).
 
 Examples:
   # A one-off job in CI: its output, its exit code, nothing left behind
   podrun run check --image=busybox:1.28 --rm -i --restart=Never -- sh -c 'test -f /etc/os-release'
+
+  # Feed the container: stdin goes to it
+  echo hi | podrun run t --rm -i --restart=Never --image=busybox:1.28 -- cat
 
   # A long-running pod with a label and an environment variable
   podrun run web --image=nginx:1.27 --labels=app=web --env=MODE=ci`,
@@ -37,7 +47,7 @@ Examples:
 			&cli.StringFlag{Name: "image", Usage: "the container image (required)"},
 			&cli.StringFlag{Name: "restart", Value: "Always", Usage: "the pod's restartPolicy: Always, OnFailure or Never"},
 			&cli.BoolFlag{Name: "rm", Usage: "delete the pod once it has ended (needs --attach or -i)"},
-			&cli.BoolFlag{Name: "stdin", Aliases: []string{"i"}, Usage: "attach: print the container's output until it ends (stdin is not passed)"},
+			&cli.BoolFlag{Name: "stdin", Aliases: []string{"i"}, Usage: "pass stdin to the container and print its output until it ends"},
 			&cli.BoolFlag{Name: "attach", Usage: "print the container's output until it ends"},
 			&cli.BoolFlag{Name: "tty", Aliases: []string{"t"}, Usage: "not supported: containers get no terminal"},
 			&cli.BoolFlag{Name: "command", Usage: "the arguments after -- are the command, not args to the image's entrypoint"},
@@ -66,7 +76,7 @@ func runRun(c *cli.Context) error {
 		return usageError("run needs --image")
 	}
 	if c.Bool("tty") {
-		return usageError("run -t: podrun gives containers no terminal; use -i (output only)")
+		return usageError("run -t: podrun gives containers no terminal; use -i (stdin and output, no terminal)")
 	}
 	attach := c.Bool("attach") || c.Bool("stdin")
 	if c.Bool("rm") && !attach {
@@ -78,7 +88,10 @@ func runRun(c *cli.Context) error {
 	default:
 		return usageError("--restart=%s: want Always, OnFailure or Never", restart)
 	}
-	ctr := corev1.Container{Name: name, Image: c.String("image"), ImagePullPolicy: corev1.PullPolicy(c.String("image-pull-policy"))}
+	// As kubectl run: -i gives the container a stdin that closes with ours.
+	interactive := c.Bool("stdin")
+	ctr := corev1.Container{Name: name, Image: c.String("image"), ImagePullPolicy: corev1.PullPolicy(c.String("image-pull-policy")),
+		Stdin: interactive, StdinOnce: interactive}
 	if c.Bool("command") {
 		ctr.Command = rest
 	} else {
@@ -198,6 +211,9 @@ func attachRun(c *cli.Context, l store.Layout, rec *store.Record, name string) (
 		}
 	}
 	cancel()
+	if c.Bool("stdin") {
+		go feedStdin(ctx, rec.Paths.StdinFifo(name), func() bool { return store.RunEnded(l, rec, name, run) })
+	}
 	done := func() bool { return store.RunEnded(l, rec, name, run) }
 	if err := logs.Read(ctx, rec.LogPath(name, run), logs.Options{Follow: true, Tail: -1}, os.Stdout, os.Stdout, done); err != nil {
 		if ctx.Err() != nil {
@@ -205,7 +221,12 @@ func attachRun(c *cli.Context, l store.Layout, rec *store.Record, name string) (
 		}
 		return 0, failed("reading the output of %s: %v", name, err)
 	}
-	// The run has ended; wait for the pod's verdict (Never: the phase).
+	// The attached run has ended. As kubectl run: a restartPolicy-Always pod
+	// is done with (0); Never waits for the pod to complete, OnFailure for it
+	// to succeed, and a failed pod gives its container's exit code.
+	if rec.Pod.Spec.RestartPolicy == corev1.RestartPolicyAlways {
+		return 0, nil
+	}
 	for {
 		cur, err := rec.Reload(l)
 		if err != nil {
@@ -213,27 +234,52 @@ func attachRun(c *cli.Context, l store.Layout, rec *store.Record, name string) (
 		}
 		pod := cur.View()
 		st, _ := findContainerStatus(pod, name)
-		switch {
-		case pod.Status.Phase == corev1.PodSucceeded:
+		switch pod.Status.Phase {
+		case corev1.PodSucceeded:
 			return 0, nil
-		case pod.Status.Phase == corev1.PodFailed:
-			if st.State.Terminated == nil {
+		case corev1.PodFailed:
+			t := st.State.Terminated
+			if t == nil || t.ExitCode == 0 {
 				return 0, failed("pod %s/%s failed with unknown exit code", pod.Namespace, name)
 			}
 			if !c.Bool("quiet") {
-				fmt.Fprintf(os.Stderr, "pod %s/%s terminated (%s)\n", pod.Namespace, name, st.State.Terminated.Reason)
+				msg := fmt.Sprintf("error: pod %s/%s terminated (%s)", pod.Namespace, name, t.Reason)
+				if t.Message != "" {
+					msg += "\n" + strings.TrimRight(t.Message, "\n")
+				}
+				fmt.Fprintln(os.Stderr, msg)
 			}
-			return int(st.State.Terminated.ExitCode), nil
-		case pod.Spec.RestartPolicy != corev1.RestartPolicyNever && st.State.Terminated == nil:
-			// The container is restarted; like kubectl, report its last exit.
-			if t := st.LastTerminationState.Terminated; t != nil {
-				return int(t.ExitCode), nil
-			}
+			return int(t.ExitCode), nil
 		}
 		if err := pw.wait(ctx, 0); err != nil {
 			return 0, cli.Exit("", exitFailed)
 		}
 	}
+}
+
+// feedStdin copies podrun's stdin into the container's (its named pipe, see
+// runtime's stdinRelay) and closes it at the end of ours, which ends the
+// container's (stdinOnce). The container's end may not be open the instant
+// its run is recorded: opening is retried while the run lasts.
+func feedStdin(ctx context.Context, fifo string, ended func() bool) {
+	var f *os.File
+	for f == nil {
+		var err error
+		f, err = os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+		if err == nil {
+			break
+		}
+		if ended() || ctx.Err() != nil || !(errors.Is(err, syscall.ENXIO) || errors.Is(err, fs.ErrNotExist)) {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	defer f.Close()
+	_, _ = io.Copy(f, os.Stdin)
 }
 
 func findContainerStatus(pod *corev1.Pod, name string) (corev1.ContainerStatus, bool) {

@@ -45,7 +45,17 @@ func waitForPods(l store.Layout, records []*store.Record, o waitOptions) error {
 	}
 	defer pw.close()
 	pending := append([]*store.Record(nil), records...)
-	shown := map[string]string{}
+	// Verdicts always go to stderr; with progress, through it (above its bars).
+	say := func(format string, args ...any) { fmt.Fprintf(os.Stderr, format+"\n", args...) }
+	var prog *waitProgress
+	if o.progress != nil {
+		prog = newWaitProgress(o.progress)
+		defer prog.close()
+		say = prog.line
+		for _, rec := range records {
+			pw.watchPulls(rec)
+		}
+	}
 	failedPods := 0
 	for {
 		var still []*store.Record
@@ -54,16 +64,18 @@ func waitForPods(l store.Layout, records []*store.Record, o waitOptions) error {
 			cur, err := rec.Reload(l)
 			if errors.Is(err, fs.ErrNotExist) {
 				failedPods++
-				fmt.Fprintf(os.Stderr, "pod/%s failed: the pod was deleted\n", rec.Pod.Name)
+				say("pod/%s failed: the pod was deleted", rec.Pod.Name)
 				continue
 			}
 			if err != nil {
 				return failed("pod %s: %v", rec.Key(), err)
 			}
 			pod := cur.View()
-			if status := statusWord(pod); o.progress != nil && shown[rec.Key()] != status {
-				shown[rec.Key()] = status
-				fmt.Fprintf(o.progress, "pod/%s %s\n", pod.Name, status)
+			if prog != nil {
+				if pulls, err := store.ReadPulls(cur.Paths); err == nil {
+					prog.showPulls(rec.Key(), pod.Name, pulls)
+				}
+				prog.showStatus(rec.Key(), pod.Name, statusWord(pod))
 			}
 			verdict, msg, recheck := judgeApplyWait(cur, pod, o.allowRestarts)
 			if recheck > 0 && (next == 0 || recheck < next) {
@@ -71,10 +83,10 @@ func waitForPods(l store.Layout, records []*store.Record, o waitOptions) error {
 			}
 			switch verdict {
 			case waitDone:
-				fmt.Fprintf(os.Stderr, "pod/%s %s\n", pod.Name, msg)
+				say("pod/%s %s", pod.Name, msg)
 			case waitFailed:
 				failedPods++
-				fmt.Fprintf(os.Stderr, "pod/%s failed: %s\n", pod.Name, msg)
+				say("pod/%s failed: %s", pod.Name, msg)
 			default:
 				still = append(still, rec)
 			}
@@ -166,8 +178,8 @@ func failureSummary(rec *store.Record, pod *corev1.Pod) string {
 func waitCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "wait",
-		Usage:     "wait for a condition on pods (Ready, deleted, a jsonpath value)",
-		ArgsUsage: "[pod/]NAME... | job/NAME... | -l SELECTOR | --all  --for=CONDITION",
+		Usage:     "wait for a condition on pods or other objects (Ready, deleted, a jsonpath value)",
+		ArgsUsage: "[TYPE/]NAME... | TYPE NAME... | [TYPE] -l SELECTOR | [TYPE] --all  --for=CONDITION",
 		Description: `--for takes kubectl's forms:
   condition=Ready (or Initialized, ContainersReady, PodScheduled; condition=Ready=false waits for False),
   delete (the pod and everything it held are gone), create,
@@ -186,7 +198,10 @@ Examples:
   podrun wait --for=delete -l app=db
 
   # Wait until a run-to-completion pod has Succeeded
-  podrun wait --for=jsonpath='{.status.phase}'=Succeeded pod/migrate`,
+  podrun wait --for=jsonpath='{.status.phase}'=Succeeded pod/migrate
+
+  # Other kinds too (services, configmaps, secrets, ...): until a Service is gone
+  podrun wait --for=delete svc/web --timeout=1m`,
 		Flags: append(selectorFlags(),
 			&cli.StringFlag{Name: "for", Usage: "condition=NAME[=VALUE], delete, create or jsonpath=EXPR[=VALUE]"},
 			&cli.DurationFlag{Name: "timeout", Value: 30 * time.Second, Usage: "how long to wait (0 = forever); then exit 124"},
@@ -316,7 +331,7 @@ func (w *waitCond) met(rec *store.Record, pod *corev1.Pod, allowRestarts bool) (
 		if err != nil {
 			return false, "", 0, err
 		}
-		ok, err := w.metObject(obj)
+		ok, err := w.jsonpathMet(obj)
 		return ok, "", 0, err
 	}
 	return false, "", 0, nil
@@ -328,6 +343,7 @@ func runWait(c *cli.Context) error {
 		return err
 	}
 	if jobs, ok := jobArgs(c.Args().Slice()); ok {
+		// Jobs: a Job that ends the other way fails the wait at once.
 		if cond.kind != "condition" && cond.kind != "delete" {
 			return usageError("wait for jobs takes --for=condition=NAME (complete, failed) or --for=delete")
 		}
@@ -337,23 +353,48 @@ func runWait(c *cli.Context) error {
 		}
 		return waitForJobs(layout(c), ws, jobConditionFor(string(cond.cond)), cond.want, cond.kind == "delete", c.Duration("timeout"), nil)
 	}
-	if args := c.Args().Slice(); len(args) > 0 {
-		// Objects of the store's other kinds (deployment/web, configmap x).
-		if k, names, ok := kindSlashNames(args); ok {
-			return waitObjects(c, k, names, cond)
-		}
+	names, objects, kind, err := splitWaitArgs(c.Args().Slice(), namespace(c), podExists(c))
+	if err != nil {
+		return err
 	}
-	names := podArgs(c.Args().Slice())
 	sel, err := parseSelectors(c)
 	if err != nil {
 		return err
 	}
-	if len(names) == 0 && sel.empty() && !c.Bool("all") {
-		return usageError("wait needs pod names, -l SELECTOR or --all")
-	}
 	l := layout(c)
 	ctx, cancel := deadlineContext(c.Duration("timeout"))
 	defer cancel()
+	if kind != nil {
+		// TYPE -l SELECTOR | TYPE --all: the objects of that kind, chosen once.
+		if c.String("field-selector") != "" {
+			return usageError("--field-selector: only pods have selectable fields here")
+		}
+		if sel.labels.Empty() && !c.Bool("all") {
+			return usageError("wait %s needs names, -l SELECTOR or --all", kind.Plural)
+		}
+		ns := namespace(c)
+		if c.Bool("all-namespaces") {
+			ns = ""
+		}
+		if objects, err = objectsFor(l, kind, ns, sel.labels); err != nil {
+			return err
+		}
+		if len(objects) == 0 {
+			if cond.kind == "delete" {
+				return nil
+			}
+			return failed("no matching resources found")
+		}
+		return waitObjects(ctx, l, objects, cond, c.Duration("timeout"))
+	}
+	if len(objects) > 0 {
+		if err := waitObjects(ctx, l, objects, cond, c.Duration("timeout")); err != nil || len(names) == 0 {
+			return err
+		}
+	}
+	if len(names) == 0 && sel.empty() && !c.Bool("all") {
+		return usageError("wait needs pod names, -l SELECTOR or --all")
+	}
 	pw, err := newPodWatch(l)
 	if err != nil {
 		return failed("watching the pod records: %v", err)
@@ -454,109 +495,13 @@ func runWait(c *cli.Context) error {
 		// pods is left on the host.
 		left := time.Until(deadlineOf(ctx))
 		if err := serviceowner.WaitGone(l, left); err != nil {
-			return cli.Exit("error: timed out waiting for the condition: "+err.Error(), exitTimeout)
+			return cli.Exit("timed out waiting for the condition: "+err.Error(), exitTimeout)
 		}
 	}
 	if failures > 0 {
 		return cli.Exit("", exitFailed)
 	}
 	return nil
-}
-
-// waitObjects is `wait` for objects of a stored kind, as kubectl's wait
-// judges any object: condition=C from its status.conditions, jsonpath over its
-// JSON, delete and create by its presence. It sleeps on changes of the kind's
-// directory.
-func waitObjects(c *cli.Context, k *store.Kind, names []string, cond *waitCond) error {
-	if len(names) == 0 {
-		return usageError("wait %s needs names", k.Plural)
-	}
-	l := layout(c)
-	ns := namespace(c)
-	ctx, cancel := deadlineContext(c.Duration("timeout"))
-	defer cancel()
-	w, err := watchKind(l, k, ns)
-	if err != nil {
-		return err
-	}
-	defer w.Close()
-	pending := names
-	for {
-		var still []string
-		for _, name := range pending {
-			obj, err := l.Get(k, ns, name)
-			var ok bool
-			switch {
-			case cond.kind == "delete":
-				ok = errors.Is(err, store.ErrNotFound)
-			case errors.Is(err, store.ErrNotFound) && cond.kind == "create":
-			case err != nil:
-				return failed("%v", err)
-			case cond.kind == "create":
-				ok = true
-			default:
-				u, err := toUnstructured(apiObject(k, obj))
-				if err != nil {
-					return err
-				}
-				if ok, err = cond.metObject(u); err != nil {
-					return err
-				}
-			}
-			if ok {
-				fmt.Printf("%s/%s condition met\n", k.Resource(), name)
-			} else {
-				still = append(still, name)
-			}
-		}
-		pending = still
-		if len(pending) == 0 {
-			return nil
-		}
-		if err := waitChange(ctx, w); err != nil {
-			if errors.Is(err, errTimeout) {
-				return cli.Exit(fmt.Sprintf("timed out after %s waiting for the condition on %s/%s", c.Duration("timeout"), k.Resource(), strings.Join(pending, ", ")), exitTimeout)
-			}
-			return cli.Exit("interrupted", exitFailed)
-		}
-	}
-}
-
-// metObject judges condition= and jsonpath= on an object's JSON form, as
-// kubectl wait's ConditionalWait and JSONPathWait do for any kind.
-func (w *waitCond) metObject(obj any) (bool, error) {
-	switch w.kind {
-	case "condition":
-		m, _ := obj.(map[string]any)
-		st, _ := m["status"].(map[string]any)
-		conds, _ := st["conditions"].([]any)
-		for _, c := range conds {
-			cm, _ := c.(map[string]any)
-			if t, _ := cm["type"].(string); strings.EqualFold(t, string(w.cond)) {
-				s, _ := cm["status"].(string)
-				return strings.EqualFold(s, w.want), nil
-			}
-		}
-		return false, nil
-	case "jsonpath":
-		results, err := w.jp.FindResults(obj)
-		if err != nil || len(results) == 0 || len(results[0]) == 0 {
-			return false, nil
-		}
-		if !w.hasJV {
-			return true, nil
-		}
-		if len(results) > 1 || len(results[0]) > 1 {
-			return false, usageError("given jsonpath expression matches more than one value")
-		}
-		v := results[0][0].Interface()
-		switch v.(type) {
-		case map[string]any, []any:
-			return false, usageError("jsonpath leads to a nested object or list which is not supported")
-		}
-		return fmt.Sprint(v) == w.want, nil
-	}
-	return false, nil
 }
 
 // deadlineOf is ctx's deadline, or a minute from now for a wait without one.

@@ -17,7 +17,9 @@ import (
 
 // recordFiles are the files of a pod record whose change can change what
 // `get`, `wait` and `apply --wait` see (logs and events are not among them).
-var recordFiles = map[string]bool{"pod.json": true, "status.json": true, "delete.json": true}
+// pulls.json lives in a pod's run directory, watched only by a wait that
+// shows pull progress (watchPulls).
+var recordFiles = map[string]bool{"pod.json": true, "status.json": true, "delete.json": true, "pulls.json": true}
 
 // recheckEvery is how often a watcher looks again without a notification: a
 // supervisor that dies writes nothing (the pod turns Unknown), and a lost
@@ -58,6 +60,12 @@ func newPodWatch(l store.Layout) (*podWatch, error) {
 	}
 	go pw.loop()
 	return pw, nil
+}
+
+// watchPulls adds the pod's run directory, where the supervisor writes the
+// progress of its image pulls.
+func (pw *podWatch) watchPulls(rec *store.Record) {
+	_ = pw.w.Add(rec.Paths.RunDir)
 }
 
 func (pw *podWatch) loop() {

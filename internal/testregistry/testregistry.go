@@ -49,7 +49,43 @@ type Registry struct {
 
 	mu       sync.Mutex
 	requests []string // "METHOD /path" seen by the proxy
+	rate     int64    // bytes per second of blob downloads through the proxy (0: as fast as it goes)
 }
+
+// Throttle slows blob downloads through the proxy (Addr) to bytesPerSecond, so
+// that a test can see a pull in progress; 0 lifts it.
+func (r *Registry) Throttle(bytesPerSecond int64) {
+	r.mu.Lock()
+	r.rate = bytesPerSecond
+	r.mu.Unlock()
+}
+
+// slowWriter writes a response at most rate bytes per second.
+type slowWriter struct {
+	http.ResponseWriter
+	rate int64
+}
+
+func (w slowWriter) Write(p []byte) (int, error) {
+	const chunk = 16 << 10
+	n := 0
+	for len(p) > 0 {
+		c := min(len(p), chunk)
+		m, err := w.ResponseWriter.Write(p[:c])
+		n += m
+		if err != nil {
+			return n, err
+		}
+		if f, ok := w.ResponseWriter.(http.Flusher); ok {
+			f.Flush()
+		}
+		time.Sleep(time.Duration(int64(c) * int64(time.Second) / w.rate))
+		p = p[c:]
+	}
+	return n, nil
+}
+
+func (w slowWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // RequireTool returns the path of bin, installing Debian's pkg when it is missing; it
 // fails (never skips) the test when that is impossible.
@@ -160,7 +196,11 @@ http:
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		r.mu.Lock()
 		r.requests = append(r.requests, req.Method+" "+req.URL.Path)
+		rate := r.rate
 		r.mu.Unlock()
+		if rate > 0 && req.Method == http.MethodGet && strings.Contains(req.URL.Path, "/blobs/") {
+			w = slowWriter{w, rate}
+		}
 		proxy.ServeHTTP(w, req)
 	}))
 	tb.Cleanup(srv.Close)
