@@ -65,6 +65,17 @@ func OOMKillCount(cgroupPath string) (uint64, error) {
 	return n, nil
 }
 
+// MemoryDir picks the memory controller's directory from a cgroup manager's
+// paths by controller (libcontainer's State.CgroupPaths): the v2 directory on
+// a unified host, the v1 memory one otherwise (on a hybrid host "" is the v2
+// mount, which has no memory controller).
+func MemoryDir(paths map[string]string) string {
+	if cg.IsCgroup2UnifiedMode() {
+		return paths[""]
+	}
+	return paths["memory"]
+}
+
 // memoryDir is the host directory of the memory controller for cgroupPath.
 func memoryDir(cgroupPath string) (string, error) {
 	if strings.HasPrefix(cgroupPath, "/sys/fs/cgroup/") {

@@ -280,11 +280,7 @@ func (rc *runningContainer) watchOOM() {
 	if err != nil {
 		return
 	}
-	rc.cgDir = st.CgroupPaths[""]
-	if rc.cgDir == "" {
-		rc.cgDir = st.CgroupPaths["memory"]
-	}
-	if rc.cgDir == "" {
+	if rc.cgDir = cgroups.MemoryDir(st.CgroupPaths); rc.cgDir == "" {
 		return
 	}
 	if w, err := cgroups.WatchOOM(rc.cgDir); err == nil {
