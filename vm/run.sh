@@ -19,8 +19,11 @@ variants=${*:-minimal systemd}
 # lifecycle hooks, crash recovery and the network, sized for CI under software
 # emulation: the cgroup ones in both variants (they differ by driver), the
 # others shared out between them. VM_TESTS (a -run pattern) overrides both.
+# Not TestReadinessProbeTogglesReady: an exec probe must succeed within its
+# 1s timeout, and each exec re-executes podrun in the container, which took
+# longer under emulation on a loaded host (the HTTP/TCP probes do not exec).
 common='TestCgroups.*|TestShareProcessNamespace'
-tests_minimal='TestInitContainersRunInOrderAndShareAnEmptyDir|TestReadinessProbeTogglesReady|TestNetworkPodsReachEachOtherAndReportTheirAddresses|TestNetworkHostPortPublishesAContainerPort'
+tests_minimal='TestInitContainersRunInOrderAndShareAnEmptyDir|TestHTTPAndTCPProbesReachThePod|TestNetworkPodsReachEachOtherAndReportTheirAddresses|TestNetworkHostPortPublishesAContainerPort'
 tests_systemd='TestLivenessExecProbeRestartsTheContainer|TestLifecycleHooks|TestDeleteAfterSupervisorCrashReleasesEverything|TestNetworkForwardDropHost'
 # Left out of the VM (-test.skip; VM_SKIP overrides): the 10m-CPU pod of
 # TestCgroupsPodAndContainerValues, whose containers start in minutes at 1% of
