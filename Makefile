@@ -62,8 +62,9 @@ unit:
 integration: build image
 	PODRUN_BIN=$(CURDIR)/$(BIN) PODRUN_TEST_IMAGE=$(CURDIR)/$(BUSYBOX) $(GO) test -count=1 -timeout 60m -v ./integration/ 2>&1 | tee $(OUT)/integration.log | grep -E '^(=== RUN|--- |PASS|FAIL|ok|panic)' ; exit $${PIPESTATUS[0]}
 
-# test runs everything: formatting and vet, unit tests, then the end-to-end tests as root.
-test: deps vet unit integration
+# test runs everything: formatting and vet, unit tests, the end-to-end tests as
+# root, then a subset of them again in VMs with cgroup v2 (test-vm). CI runs it.
+test: deps vet unit integration test-vm
 
 # Benchmarks (issue 8): bench/ runs real pods in a podrun environment of its own and prints a
 # Markdown report (also written to $(OUT)/bench*.md). It fails on leftovers or wrong logs, never on

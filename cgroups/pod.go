@@ -106,6 +106,26 @@ func CreatePod(parent, podUID string, r Resources, driver string) (*Pod, error) 
 	return p, nil
 }
 
+// PodPath is where CreatePod puts pod podUID's cgroup for that parent and
+// driver, without creating it: <parent>/pod<uid>, or under the systemd driver
+// the directory of the slice <parent>-pod<uid>.slice (e.g.
+// /podrun.slice/podrun-pod<uid>.slice). "" when the names are invalid.
+func PodPath(parent, podUID, driver string) string {
+	parent, err := cleanParent(parent)
+	if err != nil || checkName("pod UID", podUID) != nil {
+		return ""
+	}
+	if driver != DriverSystemd {
+		return podPath(parent, podUID)
+	}
+	_, podSlice := systemdSlices(parent, podUID)
+	p, err := systemd.ExpandSlice(podSlice)
+	if err != nil {
+		return ""
+	}
+	return p
+}
+
 // Path is the pod cgroup's path below the cgroup mounts: /podrun/pod<uid>
 // (systemd driver: /podrun.slice/podrun-pod<uid>.slice).
 func (p *Pod) Path() string { return p.path }

@@ -543,3 +543,18 @@ func TestContainerConfig(t *testing.T) {
 		t.Errorf("ContainerCgroupsPath = %s, want %s", got, c.Path)
 	}
 }
+
+// describe shows PodPath: the directory CreatePod uses under either driver.
+func TestPodPath(t *testing.T) {
+	for _, tc := range []struct{ parent, uid, driver, want string }{
+		{"/podrun", "u-1", DriverCgroupfs, "/podrun/podu-1"},
+		{"", "u-1", "", "/podrun/podu-1"},
+		{"/podrun", "u-1", DriverSystemd, "/podrun.slice/podrun-podu_1.slice"},
+		{"/a-b/c", "u", DriverSystemd, "/a_b.slice/a_b-c.slice/a_b-c-podu.slice"},
+		{"relative", "u", DriverCgroupfs, ""},
+	} {
+		if got := PodPath(tc.parent, tc.uid, tc.driver); got != tc.want {
+			t.Errorf("PodPath(%q, %q, %q) = %q, want %q", tc.parent, tc.uid, tc.driver, got, tc.want)
+		}
+	}
+}

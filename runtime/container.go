@@ -19,6 +19,8 @@ import (
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/podrun/podrun/cgroups"
+
 	// libcontainer's cgroup manager needs the device-rule backend registered.
 	_ "github.com/opencontainers/cgroups/devices"
 )
@@ -192,7 +194,9 @@ type runningContainer struct {
 	lc      *libcontainer.Container
 	proc    *libcontainer.Process
 	relayed sync.WaitGroup
-	stdin   *stdinRelay // stdin: true
+	stdin   *stdinRelay       // stdin: true
+	oom     *cgroups.OOMWatch // nil when the watch could not start
+	cgDir   string            // the container's memory cgroup directory on the host
 }
 
 // startContainer creates and starts a container whose stdout and stderr are
@@ -266,17 +270,55 @@ func startContainer(stateRoot string, cfg *containerConfig, relay func(stream st
 	rc.relayed.Add(2)
 	go func() { defer rc.relayed.Done(); defer outR.Close(); relay("stdout", outR) }()
 	go func() { defer rc.relayed.Done(); defer errR.Close(); relay("stderr", errR) }()
-	runErr := lc.Run(proc)
+	// Start, then watch the cgroup's OOM kills before the process is let run
+	// (Exec): under the systemd driver its scope is gone once it exits.
+	runErr := lc.Start(proc)
+	if runErr == nil {
+		rc.watchOOM()
+		runErr = lc.Exec()
+	}
 	// The container holds its own copies; ours must go so the relays see EOF.
 	outW.Close()
 	errW.Close()
 	if runErr != nil {
 		stdin.stop()
 		_ = lc.Destroy()
+		if rc.oom != nil {
+			rc.oom.Stop()
+		}
 		rc.relayed.Wait()
 		return nil, fmt.Errorf("starting container process: %w", runErr)
 	}
 	return rc, nil
+}
+
+// watchOOM starts following the OOM kills of the container's cgroup, found
+// in libcontainer's state whatever the driver (a systemd scope or a cgroupfs
+// directory).
+func (rc *runningContainer) watchOOM() {
+	st, err := rc.lc.State()
+	if err != nil {
+		return
+	}
+	if rc.cgDir = cgroups.MemoryDir(st.CgroupPaths); rc.cgDir == "" {
+		return
+	}
+	if w, err := cgroups.WatchOOM(rc.cgDir); err == nil {
+		rc.oom = w
+	}
+}
+
+// oomKilled says whether the OOM killer killed a process of the container;
+// call it after wait.
+func (rc *runningContainer) oomKilled() bool {
+	if rc.oom != nil {
+		return rc.oom.Killed()
+	}
+	if rc.cgDir == "" {
+		return false
+	}
+	oom, _ := cgroups.OOMKilled(rc.cgDir)
+	return oom
 }
 
 // exitStatus is how a container run ended.

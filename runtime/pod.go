@@ -613,7 +613,7 @@ func (p *podContainer) Signal(sig syscall.Signal) error { return p.rc.signal(sig
 func (p *podContainer) Wait() exitResult {
 	es := p.rc.wait()
 	finished := time.Now()
-	oom, _ := cgroups.OOMKilled(p.r.sb.cgroup.ContainerPath(p.cfg.ID))
+	oom := p.rc.oomKilled()
 	res := exitResult{
 		ExitCode:   es.Code,
 		Reason:     ExitReason(es.Code, oom),

@@ -2,6 +2,8 @@ package store
 
 import (
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/podrun/podrun/cgroups"
 )
 
 // DescribeInfo is what `podrun describe` shows besides the Pod object.
@@ -13,8 +15,10 @@ type DescribeInfo struct {
 
 // Describe gathers the pod's effective resources, cgroup and events.
 func Describe(l Layout, rec *Record) (*DescribeInfo, error) {
-	// The pod's cgroup is where its settings put it, whatever the flags now.
-	info := &DescribeInfo{CgroupPath: rec.PodLayout(l).CgroupParent + "/pod" + string(rec.Pod.UID)}
+	// The pod's cgroup is where its settings put it (its parent and its
+	// driver's naming: a slice under systemd), whatever the flags now.
+	pl := rec.PodLayout(l)
+	info := &DescribeInfo{CgroupPath: cgroups.PodPath(pl.CgroupParent, string(rec.Pod.UID), pl.CgroupDriver)}
 	if plan, err := rec.Plan(); err == nil {
 		info.Requests, info.Limits = plan.Requests, plan.Limits
 	}

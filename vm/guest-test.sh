@@ -25,22 +25,41 @@ echo "podrun-vm: podrun info"
 # the shareProcessNamespace holder (the sandbox cgroup), the containers.
 echo "podrun-vm: where a pod's processes live"
 mkdir -p /tmp/vmcheck
-P="./podrun --root /tmp/vmcheck/root --run-root /tmp/vmcheck/run"
+P="/payload/podrun --root /tmp/vmcheck/root --run-root /tmp/vmcheck/run"
 $P load -i busybox.tar --tag busybox:1.28 >/dev/null
 printf 'apiVersion: v1\nkind: Pod\nmetadata: {name: where}\nspec:\n  shareProcessNamespace: true\n  containers:\n  - {name: c, image: busybox:1.28, command: [sleep, "3600"]}\n' >/tmp/vmcheck/p.yaml
-$P apply /tmp/vmcheck/p.yaml --wait --timeout 5m
+check_rc=0
+if [ "$variant" = systemd ]; then
+	# As a CI step: apply from a service unit of its own, which systemd stops
+	# (killing whatever is left in it) once apply returns. The pod must live on.
+	systemd-run --quiet --wait --collect --unit=podrun-vm-step $P apply /tmp/vmcheck/p.yaml --wait --timeout 5m || check_rc=1
+	sleep 2
+	phase=$($P get where -o jsonpath='{.status.phase}')
+	if [ "$phase" = Running ] && kill -0 "$(cat /tmp/vmcheck/run/pods/*/supervisor.pid)"; then
+		echo "podrun-vm: the pod outlived the unit that applied it (phase $phase, supervisor alive)"
+	else
+		echo "podrun-vm: FAIL: the pod did not outlive the unit that applied it (phase $phase)"
+		check_rc=1
+	fi
+else
+	$P apply /tmp/vmcheck/p.yaml --wait --timeout 5m || check_rc=1
+fi
 echo "this script: $(cat /proc/self/cgroup)"
 for pid in $(cat /tmp/vmcheck/run/pods/*/supervisor.pid); do echo "supervisor $pid: $(cat /proc/$pid/cgroup)"; done
 for f in $(find /sys/fs/cgroup -path '*podrun*' -name cgroup.procs); do
-	procs=$(tr '\n' ' ' <"$f")
-	[ -z "$procs" ] || echo "$(dirname "$f"): $procs"
+	procs=""
+	for pid in $(cat "$f"); do procs="$procs $pid($(cat /proc/$pid/comm 2>/dev/null))"; done
+	[ -z "$procs" ] || echo "$(dirname "$f"):$procs"
 done
 $P delete where --grace-period 1
 rm -rf /tmp/vmcheck
+eval "tests=\$VM_TESTS_$variant"
+echo "podrun-vm: go test -run '$tests' -skip '$VM_SKIP'"
 start=$(date +%s)
 PODRUN_TEST_NET=10.218 PODRUN_BIN=/payload/podrun PODRUN_TEST_IMAGE=/payload/busybox.tar PODRUN_TEST_TIMEOUT_SCALE=$VM_SCALE \
-	./integration.test -test.v -test.count=1 -test.timeout 40m -test.run "$VM_TESTS" 2>&1
+	./integration.test -test.v -test.count=1 -test.timeout 55m -test.run "$tests" -test.skip "$VM_SKIP" 2>&1
 rc=$?
+[ "$check_rc" -eq 0 ] || rc=1
 echo "podrun-vm: tests took $(( $(date +%s) - start ))s"
 echo "PODRUN-VM-RESULT rc=$rc"
 exit $rc
