@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"go.podman.io/image/v5/docker/reference"
+	"github.com/distribution/reference"
 )
 
 // NormalizeName returns the fully qualified form of an image reference, as Kubernetes and
@@ -19,6 +19,9 @@ func NormalizeName(ref string) (string, error) {
 	return named.String(), nil
 }
 
+// parseName parses and normalises an image reference with distribution/reference, the
+// grammar go.podman.io/image's docker/reference copies, so that the store's read side
+// (the supervisor's binary) links none of go.podman.io/image.
 func parseName(ref string) (reference.Named, error) {
 	if strings.TrimSpace(ref) == "" {
 		return nil, fmt.Errorf("invalid image name %q: empty", ref)

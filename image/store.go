@@ -13,10 +13,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/distribution/reference"
 	"github.com/gofrs/flock"
 	digest "github.com/opencontainers/go-digest"
 	v1 "github.com/opencontainers/image-spec/specs-go/v1"
-	"go.podman.io/image/v5/docker/reference"
 
 	"github.com/podrun/podrun/internal/lockwait"
 )
@@ -304,6 +304,31 @@ func (ix *index) find(ref string) (rec *imageRecord, byName string, err error) {
 		}
 	}
 	return nil, "", fmt.Errorf("image %q: %w", ref, ErrNotFound)
+}
+
+func (ix *index) byID(id string) *imageRecord {
+	for _, r := range ix.Images {
+		if r.ID == id {
+			return r
+		}
+	}
+	return nil
+}
+
+// referenced returns the layers and blobs the index's images use.
+func (ix *index) referenced() (layers, blobs map[string]bool) {
+	layers, blobs = map[string]bool{}, map[string]bool{}
+	for _, r := range ix.Images {
+		blobs[r.ID] = true
+		blobs[r.Manifest] = true
+		for _, l := range r.Layers {
+			layers[l] = true
+		}
+		for _, b := range r.Blobs {
+			blobs[b] = true
+		}
+	}
+	return layers, blobs
 }
 
 // Lookup finds an image by name (short or full, with tag or digest), by ID, or by an ID

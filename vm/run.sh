@@ -70,6 +70,7 @@ trap 'rm -rf "$payload" "$out/payload.img"' EXIT
 rm -rf "$payload" && mkdir -p "$payload"
 bin=${VM_PODRUN:-bin/podrun}
 cp "$bin" "$payload/podrun"
+cp "$(dirname "$bin")/podrun-shim" "$payload/podrun-shim" # the CLI runs it from its own directory
 cp _output/busybox.tar "$payload/busybox.tar"
 go test -c -o "$payload/integration.test" ./integration
 cp vm/guest-test.sh "$payload/guest-test.sh"

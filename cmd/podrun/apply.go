@@ -144,7 +144,11 @@ func runApply(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	opts := supervisor.ApplyOptions{Force: c.Bool("force"), Exe: exe, LogLevel: c.String("log-level"), Settings: podSettings(c)}
+	shim, err := shimPath()
+	if err != nil {
+		return err
+	}
+	opts := supervisor.ApplyOptions{Force: c.Bool("force"), Exe: shim, LogLevel: c.String("log-level"), Settings: podSettings(c)}
 	// The services owner (cluster DNS, Service rules) runs while pods or
 	// Services exist; it is started once they are recorded, even when a
 	// later object fails.
