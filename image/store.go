@@ -13,11 +13,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/distribution/reference"
 	"github.com/gofrs/flock"
 	digest "github.com/opencontainers/go-digest"
 	v1 "github.com/opencontainers/image-spec/specs-go/v1"
 
+	"github.com/podrun/podrun/internal/imageref"
 	"github.com/podrun/podrun/internal/lockwait"
 )
 
@@ -274,14 +274,14 @@ func (ix *index) find(ref string) (rec *imageRecord, byName string, err error) {
 			}
 		}
 		// repo@digest also finds an image pulled by tag from that repository.
-		if dg, ok := named.(reference.Digested); ok {
-			repo := named.Name()
+		if named.Digest != "" {
+			repo := named.Name
 			for _, r := range ix.Images {
-				if r.Digest != dg.Digest().String() {
+				if r.Digest != named.Digest {
 					continue
 				}
 				for _, n := range r.Names {
-					if nn, err := reference.ParseNormalizedNamed(n); err == nil && nn.Name() == repo {
+					if nn, err := imageref.ParseNormalized(n); err == nil && nn.Name == repo {
 						return r, "", nil
 					}
 				}

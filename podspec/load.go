@@ -9,9 +9,9 @@ import (
 	"io"
 	"os"
 	"reflect"
-	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -21,6 +21,8 @@ import (
 	sjson "k8s.io/apimachinery/pkg/runtime/serializer/json"
 	"k8s.io/apimachinery/pkg/util/validation"
 	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/podrun/podrun/internal/lazyregexp"
 )
 
 // Manifest is the content of one manifest file.
@@ -70,22 +72,20 @@ func (o Origin) SourcePath(p string) string {
 	return o.Prefix + p
 }
 
-var (
-	scheme     = runtime.NewScheme()
-	strictJSON *sjson.Serializer
-)
-
-func init() {
+// strictJSON is the API server's strict field validation: unknown and
+// duplicate fields are errors, field names are case-sensitive. The scheme
+// behind it is built on first use: registering core/v1 and batch/v1 at
+// program start would cost every start of podrun-shim, the container init.
+var strictJSON = sync.OnceValue(func() *sjson.Serializer {
+	scheme := runtime.NewScheme()
 	if err := corev1.AddToScheme(scheme); err != nil {
 		panic(err)
 	}
 	if err := batchv1.AddToScheme(scheme); err != nil {
 		panic(err)
 	}
-	// The API server's strict field validation: unknown and duplicate fields
-	// are errors, field names are case-sensitive.
-	strictJSON = sjson.NewSerializerWithOptions(sjson.DefaultMetaFactory, scheme, scheme, sjson.SerializerOptions{Strict: true})
-}
+	return sjson.NewSerializerWithOptions(sjson.DefaultMetaFactory, scheme, scheme, sjson.SerializerOptions{Strict: true})
+})
 
 // LoadFile reads a manifest from a file, or from stdin when path is "-".
 func LoadFile(path string) (*Manifest, error) {
@@ -295,7 +295,7 @@ func (l *loader) loadDoc(d rawDoc) {
 	l.decodeObject(js, tree, d, "")
 }
 
-var strictErrRe = regexp.MustCompile(`^(unknown|duplicate) field "(.*)"$`)
+var strictErrRe = lazyregexp.New(`^(unknown|duplicate) field "(.*)"$`)
 
 // decodeObject decodes one object (or a List's items) whose JSON is js and
 // whose path in the document is prefix.
@@ -353,7 +353,7 @@ func (l *loader) decodeObject(js []byte, tree *posTree, d rawDoc, prefix string)
 		return
 	}
 
-	obj, _, err := strictJSON.Decode(js, nil, nil)
+	obj, _, err := strictJSON().Decode(js, nil, nil)
 	if err != nil {
 		if se, ok := runtime.AsStrictDecodingError(err); ok {
 			for _, e := range se.Errors() {
