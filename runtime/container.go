@@ -192,7 +192,11 @@ type runningContainer struct {
 
 // startContainer creates and starts a container whose stdout and stderr are
 // relayed by relay (called once per stream, in its own goroutine).
-func startContainer(stateRoot string, cfg *containerConfig, relay func(stream string, r io.Reader)) (*runningContainer, error) {
+//
+// With ahead set, the container is created and its init left waiting on
+// libcontainer's exec fifo, before any of the container's own code runs
+// (libcontainer's Start); release lets it run (Exec). Otherwise it runs at once.
+func startContainer(stateRoot string, cfg *containerConfig, ahead bool, relay func(stream string, r io.Reader)) (*runningContainer, error) {
 	spec := cfg.spec()
 	filter, err := seccompFilter(cfg.Seccomp, cfg.Privileged, cfg.SeccompDir, spec)
 	if err != nil {
@@ -247,7 +251,12 @@ func startContainer(stateRoot string, cfg *containerConfig, relay func(stream st
 	rc.relayed.Add(2)
 	go func() { defer rc.relayed.Done(); defer outR.Close(); relay("stdout", outR) }()
 	go func() { defer rc.relayed.Done(); defer errR.Close(); relay("stderr", errR) }()
-	runErr := lc.Run(proc)
+	var runErr error
+	if ahead {
+		runErr = lc.Start(proc)
+	} else {
+		runErr = lc.Run(proc)
+	}
 	// The container holds its own copies; ours must go so the relays see EOF.
 	outW.Close()
 	errW.Close()
@@ -258,6 +267,10 @@ func startContainer(stateRoot string, cfg *containerConfig, relay func(stream st
 	}
 	return rc, nil
 }
+
+// release lets a container created ahead of its turn run its process
+// (libcontainer's Exec opens the exec fifo the init waits on).
+func (rc *runningContainer) release() error { return rc.lc.Exec() }
 
 // exitStatus is how a container run ended.
 type exitStatus struct {
