@@ -3,6 +3,10 @@ GO       ?= go
 TAGS     := containers_image_openpgp exclude_graphdriver_btrfs exclude_graphdriver_devicemapper seccomp
 VERSION  ?= $(shell tools/version.sh 2>/dev/null || echo v0.0.0-dev)
 BIN      := bin/podrun
+# podrun-shim creates the containers (supervisor, container init, exec); it is
+# built with the tag podrun_lean (no registry client, no CLI) next to podrun.
+SHIM     := bin/podrun-shim
+LEAN     := podrun_lean
 OUT      := _output
 BUSYBOX  := $(OUT)/busybox.tar
 # Debian packages the tests and the example need.
@@ -19,6 +23,7 @@ all: build
 
 build:
 	$(GO) build -trimpath -ldflags "-s -w -X main.version=$(VERSION)" -o $(BIN) ./cmd/podrun
+	$(GO) build -trimpath -tags '$(TAGS) $(LEAN)' -ldflags "-s -w -X main.version=$(VERSION)" -o $(SHIM) ./cmd/podrun-shim
 
 # deps installs the Debian packages that are missing (Go itself must be on PATH).
 deps:
@@ -55,6 +60,7 @@ example: deps build image
 vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
 	$(GO) vet ./...
+	$(GO) vet -tags '$(TAGS) $(LEAN)' ./cmd/podrun-shim ./image ./runtime ./supervisor/...
 
 unit:
 	$(GO) test -count=1 $$($(GO) list ./... | grep -v /integration)
@@ -92,7 +98,8 @@ bench-compare: deps build image
 	CGO_ENABLED=0 $(GO) build -o $(DNSQUERY_BIN) ./bench/dnsquery
 	$(BENCH_BIN) -podrun $(BIN) -image $(BUSYBOX) -dnsquery $(DNSQUERY_BIN) -compare -o $(OUT)/bench-compare.md $(BENCH_FLAGS)
 
-# release builds the binary users download: statically linked (glibc and
+# release builds the binaries users download (podrun and podrun-shim, in one
+# directory and one tarball): statically linked (glibc and
 # libseccomp from libseccomp-dev's libseccomp.a; Go's own resolver and user
 # lookup), with its semver version and its sha256, in $(OUT)/release.
 RELEASE  := $(OUT)/release
@@ -101,18 +108,23 @@ release:
 	@mkdir -p $(RELEASE)
 	CGO_ENABLED=1 $(GO) build -trimpath -tags '$(TAGS) netgo osusergo' \
 		-ldflags "-s -w -X main.version=$(VERSION) -linkmode external -extldflags -static" \
-		-o $(RELEASE)/podrun-linux-amd64 ./cmd/podrun
-	@if ldd $(RELEASE)/podrun-linux-amd64 >/dev/null 2>&1; then echo "podrun-linux-amd64 is dynamically linked"; exit 1; fi
-	cd $(RELEASE) && sha256sum podrun-linux-amd64 > podrun-linux-amd64.sha256
-	@$(RELEASE)/podrun-linux-amd64 version | head -1
-	@cat $(RELEASE)/podrun-linux-amd64.sha256
+		-o $(RELEASE)/podrun-linux-amd64/podrun ./cmd/podrun
+	CGO_ENABLED=1 $(GO) build -trimpath -tags '$(TAGS) $(LEAN) netgo osusergo' \
+		-ldflags "-s -w -X main.version=$(VERSION) -linkmode external -extldflags -static" \
+		-o $(RELEASE)/podrun-linux-amd64/podrun-shim ./cmd/podrun-shim
+	@for b in podrun podrun-shim; do if ldd $(RELEASE)/podrun-linux-amd64/$$b >/dev/null 2>&1; then echo "$$b is dynamically linked"; exit 1; fi; done
+	cd $(RELEASE)/podrun-linux-amd64 && sha256sum podrun podrun-shim > SHA256SUMS
+	tar -C $(RELEASE) -czf $(RELEASE)/podrun-linux-amd64.tar.gz podrun-linux-amd64
+	cd $(RELEASE) && sha256sum podrun-linux-amd64.tar.gz > podrun-linux-amd64.tar.gz.sha256
+	@$(RELEASE)/podrun-linux-amd64/podrun version | head -1
+	@cat $(RELEASE)/podrun-linux-amd64/SHA256SUMS $(RELEASE)/podrun-linux-amd64.tar.gz.sha256
 
 # test-vm boots Debian's cloud kernel in qemu with cgroup v2, once with a minimal
 # init (cgroupfs driver) and once with systemd as PID 1 (systemd driver), and
 # runs a subset of the end-to-end tests there with the release binary (vm/run.sh).
 VM_VARIANTS ?= minimal systemd
 test-vm: release image
-	VM_PODRUN=$(RELEASE)/podrun-linux-amd64 vm/run.sh $(VM_VARIANTS)
+	VM_PODRUN=$(RELEASE)/podrun-linux-amd64/podrun vm/run.sh $(VM_VARIANTS)
 
 clean:
 	rm -rf bin $(OUT)

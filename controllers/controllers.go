@@ -125,7 +125,8 @@ func WaitGone(l store.Layout, timeout time.Duration) error {
 // store as read at the start of the pass, and the ways to change them.
 type Context struct {
 	L        store.Layout
-	Exe      string
+	Exe      string // the podrun CLI
+	Shim     string // podrun-shim, which supervises pods
 	LogLevel string
 	Log      *slog.Logger
 	Now      time.Time
@@ -230,7 +231,7 @@ func (c *Context) createPod(k *store.Kind, owner store.Object, tmpl *corev1.PodT
 			}
 		}
 	}
-	opts := supervisor.ApplyOptions{Exe: c.Exe, LogLevel: c.LogLevel}
+	opts := supervisor.ApplyOptions{Exe: c.Shim, LogLevel: c.LogLevel}
 	if settings != nil {
 		opts.Settings = *settings
 	}
@@ -365,8 +366,8 @@ func (c *Context) IsPodAvailable(p *corev1.Pod, minReadySeconds int32) bool {
 }
 
 // pass reads the store and syncs every workload object once.
-func (ct *controllers) pass(l store.Layout, exe, logLevel string, log *slog.Logger) time.Time {
-	c := &Context{L: l, Exe: exe, LogLevel: logLevel, Log: log, Now: time.Now(), ctrl: ct, objects: map[types.UID]bool{}}
+func (ct *controllers) pass(l store.Layout, exe, shim, logLevel string, log *slog.Logger) time.Time {
+	c := &Context{L: l, Exe: exe, Shim: shim, LogLevel: logLevel, Log: log, Now: time.Now(), ctrl: ct, objects: map[types.UID]bool{}}
 	recs, _ := store.ListPods(l, "")
 	for _, r := range recs {
 		if r.Broken == nil {
@@ -416,7 +417,9 @@ func isWorkloadKind(kind string) bool {
 
 // Run is the body of the hidden `podrun controllers` command. ready is
 // written to and closed once the process serves.
-func Run(l store.Layout, exe, logLevel string, ready *os.File) error {
+// exe is the podrun CLI (the services owner's binary), shim the lean binary
+// that supervises pods (podrun-shim, found next to exe).
+func Run(l store.Layout, exe, shim, logLevel string, ready *os.File) error {
 	p := process(l, logLevel)
 	release, err := p.Hold()
 	if err != nil {
@@ -451,7 +454,7 @@ func Run(l store.Layout, exe, logLevel string, ready *os.File) error {
 		}
 	}()
 	for {
-		next := ct.pass(l, exe, logLevel, log)
+		next := ct.pass(l, exe, shim, logLevel, log)
 		// The last object gone and its pods deleted: exit, when still so
 		// under the start lock.
 		if !HasObjects(l) && ct.idle() && !hasOwnedPods(l) && p.ExitIfIdle(nil) {

@@ -1,3 +1,5 @@
+//go:build !podrun_lean
+
 package image
 
 import (
@@ -160,31 +162,6 @@ func (s *Store) commit(ctx context.Context, m []byte, topDigest string, names []
 		return nil, err
 	}
 	return img, nil
-}
-
-func (ix *index) byID(id string) *imageRecord {
-	for _, r := range ix.Images {
-		if r.ID == id {
-			return r
-		}
-	}
-	return nil
-}
-
-// referenced returns the layers and blobs the index's images use.
-func (ix *index) referenced() (layers, blobs map[string]bool) {
-	layers, blobs = map[string]bool{}, map[string]bool{}
-	for _, r := range ix.Images {
-		blobs[r.ID] = true
-		blobs[r.Manifest] = true
-		for _, l := range r.Layers {
-			layers[l] = true
-		}
-		for _, b := range r.Blobs {
-			blobs[b] = true
-		}
-	}
-	return layers, blobs
 }
 
 // cacheDir holds containers/image's blob info cache: inside the store, never

@@ -1,3 +1,5 @@
+//go:build !podrun_lean
+
 package image
 
 import (
@@ -39,7 +41,7 @@ const containerdNameAnnotation = "io.containerd.image.name"
 func (s *Store) Load(ctx context.Context, archivePath string, tag string, progress io.Writer) ([]*Image, error) {
 	var tagName string
 	if tag != "" {
-		named, err := parseName(tag)
+		named, err := parseRef(tag)
 		if err != nil {
 			return nil, err
 		}

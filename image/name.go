@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"go.podman.io/image/v5/docker/reference"
+	"github.com/podrun/podrun/internal/imageref"
 )
 
 // NormalizeName returns the fully qualified form of an image reference, as Kubernetes and
@@ -19,15 +19,23 @@ func NormalizeName(ref string) (string, error) {
 	return named.String(), nil
 }
 
-func parseName(ref string) (reference.Named, error) {
+// parseName parses and normalises an image reference with the grammar
+// go.podman.io/image's docker/reference copies from distribution/reference
+// (internal/imageref, compiled on first use), so that the store's read side
+// (podrun-shim) links none of go.podman.io/image. A name alone gets the tag
+// "latest" (reference.TagNameOnly).
+func parseName(ref string) (imageref.Ref, error) {
 	if strings.TrimSpace(ref) == "" {
-		return nil, fmt.Errorf("invalid image name %q: empty", ref)
+		return imageref.Ref{}, fmt.Errorf("invalid image name %q: empty", ref)
 	}
-	named, err := reference.ParseNormalizedNamed(ref)
+	named, err := imageref.ParseNormalized(ref)
 	if err != nil {
-		return nil, fmt.Errorf("invalid image name %q: %w", ref, err)
+		return imageref.Ref{}, fmt.Errorf("invalid image name %q: %w", ref, err)
 	}
-	return reference.TagNameOnly(named), nil
+	if named.Tag == "" && named.Digest == "" {
+		named.Tag = "latest"
+	}
+	return named, nil
 }
 
 // isHex reports whether s is a non-empty lowercase hex string.

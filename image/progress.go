@@ -1,3 +1,5 @@
+//go:build !podrun_lean
+
 package image
 
 import (
@@ -12,15 +14,6 @@ import (
 	"go.podman.io/image/v5/types"
 	"golang.org/x/term"
 )
-
-// LayerProgress is where the download of one blob of a pull stands, for a
-// caller that draws its own progress (PullOptions.OnLayer).
-type LayerProgress struct {
-	Digest string // sha256:…
-	Size   int64  // bytes, -1 when the source does not say
-	Offset int64  // bytes so far
-	Done   bool   // downloaded, or skipped because the store has it
-}
 
 // reporter writes progress: containers/image's per-layer progress bars when the output
 // is a terminal, one plain line per blob otherwise (CI logs); and hands each blob's

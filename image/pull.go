@@ -1,3 +1,5 @@
+//go:build !podrun_lean
+
 package image
 
 import (
@@ -121,7 +123,7 @@ func hostPolicyExists() bool {
 // processes, do the work once: the others wait and return the image the first one stored.
 // Errors carry the registry's message (e.g. "manifest unknown").
 func (s *Store) Pull(ctx context.Context, ref string, opts PullOptions) (*Image, error) {
-	named, err := parseName(ref)
+	named, err := parseRef(ref)
 	if err != nil {
 		return nil, err
 	}
@@ -285,4 +287,17 @@ func redirected(sys *types.SystemContext, name string) bool {
 		return false
 	}
 	return len(reg.Mirrors) > 0 || reg.Location != reg.Prefix
+}
+
+// parseRef is parseName with go.podman.io/image's own reference types, which its
+// transports take.
+func parseRef(ref string) (reference.Named, error) {
+	if strings.TrimSpace(ref) == "" {
+		return nil, fmt.Errorf("invalid image name %q: empty", ref)
+	}
+	named, err := reference.ParseNormalizedNamed(ref)
+	if err != nil {
+		return nil, fmt.Errorf("invalid image name %q: %w", ref, err)
+	}
+	return reference.TagNameOnly(named), nil
 }

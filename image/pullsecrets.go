@@ -1,19 +1,13 @@
 package image
 
 import (
-	"context"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/url"
 	"path/filepath"
 	"sort"
 	"strings"
-
-	"go.podman.io/image/v5/docker/reference"
-	"go.podman.io/image/v5/pkg/docker/config"
-	"go.podman.io/image/v5/types"
 )
 
 // Auth is one registry credential.
@@ -140,14 +134,15 @@ func (k *Keyring) Lookup(ref string) []Auth {
 		return nil
 	}
 	// The kubelet looks up the repository to pull: host/path, no tag or digest.
-	repo := reference.Domain(named) + "/" + reference.Path(named)
+	repo := named.Name // domain/path, fully qualified
+	domain, _, _ := strings.Cut(repo, "/")
 	var out []Auth
 	for _, key := range k.index {
 		if urlsMatch(key, repo) {
 			out = append(out, k.creds[key]...)
 		}
 	}
-	if len(out) == 0 && reference.Domain(named) == "docker.io" {
+	if len(out) == 0 && domain == "docker.io" {
 		out = append(out, k.creds[defaultRegistryHost]...)
 	}
 	return out
@@ -179,43 +174,25 @@ func urlsMatch(glob, target string) bool {
 	return true
 }
 
-// hostHasCredentials reports whether this host's auth files (the places
-// containers/image reads) hold credentials for the image's registry: the
-// kubelet's own keyring, tried after a pod's pull secrets.
-func hostHasCredentials(sys *types.SystemContext, named reference.Named) bool {
-	a, err := config.GetCredentialsForRef(sys, named)
-	return err == nil && (a.Username != "" || a.IdentityToken != "")
+// keyringWire is a Keyring as `podrun pull --keyring-stdin` reads it: the
+// lean binary (podrun-shim) hands a pod's pull secrets to the CLI's pull
+// through a pipe, never through a file.
+type keyringWire struct {
+	Index []string          `json:"index"`
+	Creds map[string][]Auth `json:"creds"`
 }
 
-// pullWithKeyring pulls as the kubelet's PullImage does with pull secrets:
-// each matching credential of the secrets in turn, then the host's own (its
-// auth files) when it has any for the registry; the errors of every attempt
-// are returned together. Without a matching credential it is a plain pull.
-func (s *Store) pullWithKeyring(ctx context.Context, named reference.Named, opts PullOptions) (*Image, error) {
-	creds := opts.Keyring.Lookup(named.String())
-	if len(creds) == 0 {
-		return s.pull(ctx, named, opts)
+// MarshalJSON encodes the keyring for `podrun pull --keyring-stdin`.
+func (k *Keyring) MarshalJSON() ([]byte, error) {
+	return json.Marshal(keyringWire{Index: k.index, Creds: k.creds})
+}
+
+// UnmarshalJSON decodes what MarshalJSON wrote.
+func (k *Keyring) UnmarshalJSON(b []byte) error {
+	var w keyringWire
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
 	}
-	var errs []error
-	for _, a := range creds {
-		o := opts
-		o.auth = &types.DockerAuthConfig{Username: a.Username, Password: a.Password}
-		img, err := s.pull(ctx, named, o)
-		if err == nil {
-			return img, nil
-		}
-		errs = append(errs, fmt.Errorf("with the credentials of secret %q: %w", a.From, err))
-		if ctx.Err() != nil {
-			return nil, errors.Join(errs...)
-		}
-	}
-	o := opts
-	if hostHasCredentials(o.systemContext(s, named), named) {
-		img, err := s.pull(ctx, named, o)
-		if err == nil {
-			return img, nil
-		}
-		errs = append(errs, fmt.Errorf("with this host's credentials: %w", err))
-	}
-	return nil, errors.Join(errs...)
+	k.index, k.creds = w.Index, w.Creds
+	return nil
 }

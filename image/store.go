@@ -16,8 +16,8 @@ import (
 	"github.com/gofrs/flock"
 	digest "github.com/opencontainers/go-digest"
 	v1 "github.com/opencontainers/image-spec/specs-go/v1"
-	"go.podman.io/image/v5/docker/reference"
 
+	"github.com/podrun/podrun/internal/imageref"
 	"github.com/podrun/podrun/internal/lockwait"
 )
 
@@ -274,14 +274,14 @@ func (ix *index) find(ref string) (rec *imageRecord, byName string, err error) {
 			}
 		}
 		// repo@digest also finds an image pulled by tag from that repository.
-		if dg, ok := named.(reference.Digested); ok {
-			repo := named.Name()
+		if named.Digest != "" {
+			repo := named.Name
 			for _, r := range ix.Images {
-				if r.Digest != dg.Digest().String() {
+				if r.Digest != named.Digest {
 					continue
 				}
 				for _, n := range r.Names {
-					if nn, err := reference.ParseNormalizedNamed(n); err == nil && nn.Name() == repo {
+					if nn, err := imageref.ParseNormalized(n); err == nil && nn.Name == repo {
 						return r, "", nil
 					}
 				}
@@ -304,6 +304,31 @@ func (ix *index) find(ref string) (rec *imageRecord, byName string, err error) {
 		}
 	}
 	return nil, "", fmt.Errorf("image %q: %w", ref, ErrNotFound)
+}
+
+func (ix *index) byID(id string) *imageRecord {
+	for _, r := range ix.Images {
+		if r.ID == id {
+			return r
+		}
+	}
+	return nil
+}
+
+// referenced returns the layers and blobs the index's images use.
+func (ix *index) referenced() (layers, blobs map[string]bool) {
+	layers, blobs = map[string]bool{}, map[string]bool{}
+	for _, r := range ix.Images {
+		blobs[r.ID] = true
+		blobs[r.Manifest] = true
+		for _, l := range r.Layers {
+			layers[l] = true
+		}
+		for _, b := range r.Blobs {
+			blobs[b] = true
+		}
+	}
+	return layers, blobs
 }
 
 // Lookup finds an image by name (short or full, with tag or digest), by ID, or by an ID

@@ -41,11 +41,14 @@ func TestMain(m *testing.M) {
 	podrunBin = os.Getenv("PODRUN_BIN")
 	if podrunBin == "" {
 		podrunBin = filepath.Join(tmp, "podrun")
-		cmd := exec.Command("go", "build", "-tags", "containers_image_openpgp exclude_graphdriver_btrfs exclude_graphdriver_devicemapper seccomp", "-o", podrunBin, "../cmd/podrun")
-		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-		if err := cmd.Run(); err != nil {
-			fmt.Fprintln(os.Stderr, "building podrun:", err)
-			os.Exit(1)
+		tags := "containers_image_openpgp exclude_graphdriver_btrfs exclude_graphdriver_devicemapper seccomp"
+		for _, b := range [][]string{{"-tags", tags, "-o", podrunBin, "../cmd/podrun"}, {"-tags", tags + " podrun_lean", "-o", podrunBin + "-shim", "../cmd/podrun-shim"}} {
+			cmd := exec.Command("go", append([]string{"build"}, b...)...)
+			cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+			if err := cmd.Run(); err != nil {
+				fmt.Fprintln(os.Stderr, "building podrun:", err)
+				os.Exit(1)
+			}
 		}
 	}
 	testImage = os.Getenv("PODRUN_TEST_IMAGE")

@@ -150,6 +150,12 @@ spec:
 	if out := e.must("logs", "broken", "-c", "init-fails").stdout; out != "cannot reach the database\n" {
 		t.Fatalf("init logs %q", out)
 	}
+	// init-never was created ahead of its turn (its init waiting before any of
+	// its code) and destroyed when init-fails failed: it was never Created nor
+	// Started for the user, and the leak check after the test finds nothing of it.
+	if ev := e.must("events").stdout; strings.Contains(ev, "container init-never") || strings.Contains(ev, "container app") {
+		t.Fatalf("events of containers whose turn never came:\n%s", ev)
+	}
 }
 
 func TestApplyWaitExitCodes(t *testing.T) {

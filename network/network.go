@@ -23,8 +23,9 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
+
+	"github.com/podrun/podrun/internal/lazyregexp"
 )
 
 const (
@@ -104,7 +105,7 @@ type resolved struct {
 	failAt   string
 }
 
-var podIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
+var podIDPattern = lazyregexp.New(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
 
 func validatePodID(id string) error {
 	if !podIDPattern.MatchString(id) {

@@ -9,9 +9,9 @@ import (
 	"io"
 	"os"
 	"reflect"
-	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -22,6 +22,8 @@ import (
 	sjson "k8s.io/apimachinery/pkg/runtime/serializer/json"
 	"k8s.io/apimachinery/pkg/util/validation"
 	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/podrun/podrun/internal/lazyregexp"
 )
 
 // Manifest is the content of one manifest file.
@@ -76,12 +78,12 @@ func (o Origin) SourcePath(p string) string {
 	return o.Prefix + p
 }
 
-var (
-	scheme     = runtime.NewScheme()
-	strictJSON *sjson.Serializer
-)
-
-func init() {
+// strictJSON is the API server's strict field validation: unknown and
+// duplicate fields are errors, field names are case-sensitive. The scheme
+// behind it is built on first use: registering core/v1, batch/v1 and apps/v1 at
+// program start would cost every start of podrun-shim, the container init.
+var strictJSON = sync.OnceValue(func() *sjson.Serializer {
+	scheme := runtime.NewScheme()
 	if err := corev1.AddToScheme(scheme); err != nil {
 		panic(err)
 	}
@@ -91,12 +93,15 @@ func init() {
 	if err := appsv1.AddToScheme(scheme); err != nil {
 		panic(err)
 	}
+	return sjson.NewSerializerWithOptions(sjson.DefaultMetaFactory, scheme, scheme, sjson.SerializerOptions{Strict: true})
+})
+
+// The workload kinds join the loader's table (jobs.go's init registers its
+// kinds first: Go runs a package's files' init functions in file name order).
+func init() {
 	for k, v := range workloadKinds {
 		kinds[k] = v
 	}
-	// The API server's strict field validation: unknown and duplicate fields
-	// are errors, field names are case-sensitive.
-	strictJSON = sjson.NewSerializerWithOptions(sjson.DefaultMetaFactory, scheme, scheme, sjson.SerializerOptions{Strict: true})
 }
 
 // LoadFile reads a manifest from a file, or from stdin when path is "-".
@@ -307,7 +312,7 @@ func (l *loader) loadDoc(d rawDoc) {
 	l.decodeObject(js, tree, d, "")
 }
 
-var strictErrRe = regexp.MustCompile(`^(unknown|duplicate) field "(.*)"$`)
+var strictErrRe = lazyregexp.New(`^(unknown|duplicate) field "(.*)"$`)
 
 // decodeObject decodes one object (or a List's items) whose JSON is js and
 // whose path in the document is prefix.
@@ -365,7 +370,7 @@ func (l *loader) decodeObject(js []byte, tree *posTree, d rawDoc, prefix string)
 		return
 	}
 
-	obj, _, err := strictJSON.Decode(js, nil, nil)
+	obj, _, err := strictJSON().Decode(js, nil, nil)
 	if err != nil {
 		if se, ok := runtime.AsStrictDecodingError(err); ok {
 			for _, e := range se.Errors() {

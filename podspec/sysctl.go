@@ -2,12 +2,13 @@ package podspec
 
 import (
 	"fmt"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/podrun/podrun/internal/lazyregexp"
 )
 
 // ReasonSysctlForbidden is the reason of a pod the kubelet rejects for its
@@ -113,7 +114,7 @@ func normalizeSysctlName(name string) string {
 }
 
 // sysctlPatternRegexp is policy validation's IsValidSysctlPattern.
-var sysctlPatternRegexp = regexp.MustCompile("^(" + sysctlSegmentFmt + "[\\./])*([a-z0-9][-_a-z0-9]*)?[a-z0-9*]$")
+var sysctlPatternRegexp = lazyregexp.New("^(" + sysctlSegmentFmt + "[\\./])*([a-z0-9][-_a-z0-9]*)?[a-z0-9*]$")
 
 // SysctlAllowlist is the kubelet's sysctl admission (pkg/kubelet/sysctl
 // patternAllowlist): the safe sysctls plus --allowed-unsafe-sysctls.

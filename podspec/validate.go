@@ -13,7 +13,6 @@ import (
 	"math"
 	"path"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -27,6 +26,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/podrun/podrun/internal/lazyregexp"
 )
 
 const (
@@ -1904,12 +1905,12 @@ const (
 )
 
 var (
-	ctrlRegex                      = regexp.MustCompile(`[[:cntrl:]]+`)
-	validNetBiosRegex              = regexp.MustCompile(`^[^\\/:\*\?"<>|\.][^\\/:\*\?"<>|]{0,14}$`)
+	ctrlRegex                      = lazyregexp.New(`[[:cntrl:]]+`)
+	validNetBiosRegex              = lazyregexp.New(`^[^\\/:\*\?"<>|\.][^\\/:\*\?"<>|]{0,14}$`)
 	dnsLabelFormat                 = `[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?`
-	validWindowsUserDomainDNSRegex = regexp.MustCompile(fmt.Sprintf(`^%s(?:\.%s)*$`, dnsLabelFormat, dnsLabelFormat))
-	invalidUserNameCharsRegex      = regexp.MustCompile(`["/\\:;|=,\+\*\?<>@\[\]]`)
-	invalidUserNameDotsSpacesRegex = regexp.MustCompile(`^[\. ]+$`)
+	validWindowsUserDomainDNSRegex = lazyregexp.New(fmt.Sprintf(`^%s(?:\.%s)*$`, dnsLabelFormat, dnsLabelFormat))
+	invalidUserNameCharsRegex      = lazyregexp.New(`["/\\:;|=,\+\*\?<>@\[\]]`)
+	invalidUserNameDotsSpacesRegex = lazyregexp.New(`^[\. ]+$`)
 )
 
 func validateWindowsSecurityContextOptions(w *corev1.WindowsSecurityContextOptions, fldPath *field.Path) field.ErrorList {
@@ -2006,7 +2007,7 @@ const (
 	sysctlMaxLength  = 253
 )
 
-var sysctlContainSlashRegexp = regexp.MustCompile("^" + "(" + sysctlSegmentFmt + "[\\./])*" + sysctlSegmentFmt + "$")
+var sysctlContainSlashRegexp = lazyregexp.New("^" + "(" + sysctlSegmentFmt + "[\\./])*" + sysctlSegmentFmt + "$")
 
 // sysctlNamespace is component-helpers' GetNamespace: the kernel namespace a
 // sysctl belongs to ("net", "ipc", "uts" or "").

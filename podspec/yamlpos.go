@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"reflect"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -18,6 +17,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	yaml "sigs.k8s.io/yaml/goyaml.v3"
+
+	"github.com/podrun/podrun/internal/lazyregexp"
 )
 
 // The API server decodes YAML with sigs.k8s.io/yaml (go-yaml v2, YAML 1.1), which
@@ -230,7 +231,7 @@ func parseV3(doc []byte) (*yaml.Node, error) {
 	return nil, nil
 }
 
-var yamlErrPrefix = regexp.MustCompile(`^(yaml: )?(line \d+: )?`)
+var yamlErrPrefix = lazyregexp.New(`^(yaml: )?(line \d+: )?`)
 
 // cleanYAMLError removes go-yaml's "yaml: line N:" prefix, whose line is
 // often off by one; podspec computes its own position.
@@ -240,7 +241,7 @@ func cleanYAMLError(err error) string {
 	return yamlErrPrefix.ReplaceAllString(msg, "")
 }
 
-var yamlErrLine = regexp.MustCompile(`line (\d+)`)
+var yamlErrLine = lazyregexp.New(`line (\d+)`)
 
 // syntaxErrorPos finds where a YAML syntax error is: the shortest prefix of
 // doc that fails with the same message ends at the offending character.
@@ -293,7 +294,7 @@ func scalarKind(n *yaml.Node) string {
 	return plainKind(n.Value)
 }
 
-var yaml11Float = regexp.MustCompile(`^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$`)
+var yaml11Float = lazyregexp.New(`^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$`)
 
 // plainKind resolves an unquoted scalar the way go-yaml v2 does.
 func plainKind(s string) string {

@@ -201,7 +201,11 @@ type runningContainer struct {
 
 // startContainer creates and starts a container whose stdout and stderr are
 // relayed by relay (called once per stream, in its own goroutine).
-func startContainer(stateRoot string, cfg *containerConfig, relay func(stream string, r io.Reader)) (*runningContainer, error) {
+//
+// With ahead set, the container is created and its init left waiting on
+// libcontainer's exec fifo, before any of the container's own code runs
+// (libcontainer's Start); release lets it run (Exec). Otherwise it runs at once.
+func startContainer(stateRoot string, cfg *containerConfig, ahead bool, relay func(stream string, r io.Reader)) (*runningContainer, error) {
 	spec := cfg.spec()
 	filter, err := seccompFilter(cfg.Seccomp, cfg.Privileged, cfg.SeccompDir, spec)
 	if err != nil {
@@ -271,11 +275,14 @@ func startContainer(stateRoot string, cfg *containerConfig, relay func(stream st
 	go func() { defer rc.relayed.Done(); defer outR.Close(); relay("stdout", outR) }()
 	go func() { defer rc.relayed.Done(); defer errR.Close(); relay("stderr", errR) }()
 	// Start, then watch the cgroup's OOM kills before the process is let run
-	// (Exec): under the systemd driver its scope is gone once it exits.
+	// (Exec): under the systemd driver its scope is gone once it exits. A
+	// container created ahead of its turn is let run at its turn (release).
 	runErr := lc.Start(proc)
 	if runErr == nil {
 		rc.watchOOM()
-		runErr = lc.Exec()
+		if !ahead {
+			runErr = lc.Exec()
+		}
 	}
 	// The container holds its own copies; ours must go so the relays see EOF.
 	outW.Close()
@@ -320,6 +327,10 @@ func (rc *runningContainer) oomKilled() bool {
 	oom, _ := cgroups.OOMKilled(rc.cgDir)
 	return oom
 }
+
+// release lets a container created ahead of its turn run its process
+// (libcontainer's Exec opens the exec fifo the init waits on).
+func (rc *runningContainer) release() error { return rc.lc.Exec() }
 
 // exitStatus is how a container run ended.
 type exitStatus struct {

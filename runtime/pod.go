@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -50,6 +51,11 @@ type podRunner struct {
 	settings store.Settings
 	// progress is where the pod's image pulls stand, for apply --wait.
 	progress pullProgress
+	// ahead holds the containers created ahead of their turn, by name
+	// (createAhead); closed stops it once the pod stops.
+	aheadMu sync.Mutex
+	ahead   map[string]*ahead
+	closed  bool
 }
 
 // waitReleased waits until the previous run of the container is released.
@@ -196,12 +202,48 @@ func isClosed(ch chan struct{}) bool {
 	}
 }
 
-// Start creates and starts one run of a container.
+// Start creates and starts one run of a container. A container created ahead
+// of its turn (createAhead) is released here, if it was made from the same
+// image and config that it would be made from now; otherwise it is destroyed
+// and the container created anew.
 func (r *podRunner) Start(ctx context.Context, c *corev1.Container, restartCount int32) (containerHandle, error) {
 	img, err := r.ensureImage(ctx, c)
 	if err != nil {
 		return nil, err
 	}
+	pc := r.takeAhead(c, img)
+	if pc == nil {
+		if pc, err = r.create(c, img, false, restartCount); err != nil {
+			return nil, err
+		}
+	}
+	h, err := r.release(pc, restartCount)
+	if err != nil {
+		return nil, err
+	}
+	r.createAhead(ctx, c)
+	return h, nil
+}
+
+// created is a container run whose container exists; with ahead, its init
+// waits on libcontainer's exec fifo and its log is opened at release.
+type created struct {
+	c            *corev1.Container
+	img          *image.Image
+	cfg          *containerConfig
+	rc           *runningContainer
+	cdir, rootfs string
+	ahead        bool
+	ready        chan struct{} // closed once logw is set (nil: the output is dropped)
+	logw         *logs.Writer
+	output       chan struct{}
+}
+
+// create makes one run of a container: a fresh writable layer, the rootfs
+// mount, the process file, and the libcontainer container. Without ahead the
+// process runs at once, its log opened and its Created event written first;
+// with ahead it waits for release.
+func (r *podRunner) create(c *corev1.Container, img *image.Image, ahead bool, restartCount int32) (*created, error) {
 	r.waitReleased(c.Name)
 	id := newContainerID()
 	rootfs := r.paths.RootfsDir(c.Name)
@@ -213,7 +255,7 @@ func (r *podRunner) Start(ctx context.Context, c *corev1.Container, restartCount
 	if c.Stdin {
 		cfg.StdinFifo, cfg.StdinOnce = r.paths.StdinFifo(c.Name), c.StdinOnce
 	}
-	fail := func(err error) (containerHandle, error) {
+	fail := func(err error) (*created, error) {
 		_ = image.UnmountRootfs(rootfs)
 		return nil, &startError{Reason: ReasonStartError, Message: err.Error()}
 	}
@@ -253,22 +295,185 @@ func (r *podRunner) Start(ctx context.Context, c *corev1.Container, restartCount
 	if err := store.ReplaceFile(r.paths.ProcessFile(c.Name), procData); err != nil {
 		return fail(err)
 	}
-	logw, err := logs.Open(r.paths.LogFile(c.Name, restartCount), r.logOptions(c))
-	if err != nil {
-		return fail(err)
+	pc := &created{c: c, img: img, cfg: cfg, cdir: cdir, rootfs: rootfs, ahead: ahead, ready: make(chan struct{}), output: make(chan struct{})}
+	if !ahead {
+		if err := r.openLog(pc, restartCount); err != nil {
+			return fail(err)
+		}
 	}
-	removeOldRuns(r.paths, c.Name, restartCount)
-	r.events.Add("Normal", "Created", r.object(c), "Created container %s", c.Name)
-	output := make(chan struct{})
 	var wrote sync.Once
-	rc, err := startContainer(r.paths.StateRoot(), cfg, func(stream string, rd io.Reader) {
-		_ = logw.Relay(stream, &firstOutput{r: rd, seen: func() { wrote.Do(func() { close(output) }) }})
+	rc, err := startContainer(r.paths.StateRoot(), cfg, ahead, func(stream string, rd io.Reader) {
+		<-pc.ready
+		if pc.logw == nil {
+			_, _ = io.Copy(io.Discard, rd)
+			return
+		}
+		_ = pc.logw.Relay(stream, &firstOutput{r: rd, seen: func() { wrote.Do(func() { close(pc.output) }) }})
 	})
 	if err != nil {
-		logw.Close()
+		if pc.logw != nil {
+			pc.logw.Close()
+		} else {
+			close(pc.ready)
+		}
 		return fail(err)
 	}
-	return &podContainer{r: r, c: c, rc: rc, cfg: cfg, logw: logw, started: time.Now(), cdir: cdir, img: img, output: output}, nil
+	pc.rc = rc
+	return pc, nil
+}
+
+// openLog opens the run's log file, drops the logs of older runs, and writes
+// the Created event: what the kubelet's CreateContainer does just before the
+// container can run.
+func (r *podRunner) openLog(pc *created, restartCount int32) error {
+	logw, err := logs.Open(r.paths.LogFile(pc.c.Name, restartCount), r.logOptions(pc.c))
+	if err != nil {
+		return err
+	}
+	removeOldRuns(r.paths, pc.c.Name, restartCount)
+	pc.logw = logw
+	close(pc.ready)
+	r.events.Add("Normal", "Created", r.object(pc.c), "Created container %s", pc.c.Name)
+	return nil
+}
+
+// release lets a created container run and returns its handle.
+func (r *podRunner) release(pc *created, restartCount int32) (containerHandle, error) {
+	if pc.ahead {
+		if err := r.openLog(pc, restartCount); err != nil {
+			r.discard(pc)
+			return nil, &startError{Reason: ReasonStartError, Message: err.Error()}
+		}
+		if err := pc.rc.release(); err != nil {
+			r.discard(pc)
+			return nil, &startError{Reason: ReasonStartError, Message: fmt.Sprintf("starting container process: %v", err)}
+		}
+	}
+	return &podContainer{r: r, c: pc.c, rc: pc.rc, cfg: pc.cfg, logw: pc.logw, started: time.Now(), cdir: pc.cdir, img: pc.img, output: pc.output}, nil
+}
+
+// discard ends a created container that never ran its process (or whose
+// start failed): its waiting init is killed and reaped, its libcontainer
+// state and cgroup removed, its rootfs unmounted.
+func (r *podRunner) discard(pc *created) {
+	select {
+	case <-pc.ready:
+	default:
+		close(pc.ready) // its output, if any, is dropped
+	}
+	_ = pc.rc.lc.Signal(syscall.SIGKILL)
+	_, _ = pc.rc.proc.Wait()
+	pc.rc.relayed.Wait()
+	_ = pc.rc.lc.Destroy()
+	if pc.logw != nil {
+		_ = pc.logw.Close()
+	}
+	_ = image.UnmountRootfs(pc.rootfs)
+}
+
+// ahead is a container being created, or created, ahead of its turn.
+type ahead struct {
+	done chan struct{}
+	pc   *created // nil when the creation failed
+}
+
+// createAhead creates the containers that come after c in the pod's start
+// order, so that their inits (namespaces, mounts, cgroup) are ready when
+// their turn comes: the next init container, or after the last one every app
+// container. Their processes wait on libcontainer's exec fifo until Start
+// releases them, so no init container's process runs before the previous one
+// has succeeded. Only containers whose image is present and is not pulled
+// again (imagePullPolicy Always) are created ahead, and none after a sidecar;
+// the pull events keep their place.
+func (r *podRunner) createAhead(ctx context.Context, c *corev1.Container) {
+	inits, apps := r.plan.Pod.Spec.InitContainers, r.plan.Pod.Spec.Containers
+	var next []*corev1.Container
+	for i := range inits {
+		// After a sidecar, the next container's turn is a matter of time (the
+		// sidecar's first output, or one PLEG relist), not of an exit: the
+		// kubelet only then creates it, and so does podrun.
+		if inits[i].Name != c.Name || (inits[i].RestartPolicy != nil && *inits[i].RestartPolicy == corev1.ContainerRestartPolicyAlways) {
+			continue
+		}
+		if i+1 < len(inits) {
+			next = append(next, &inits[i+1])
+		} else {
+			for j := range apps {
+				next = append(next, &apps[j])
+			}
+		}
+	}
+	for _, n := range next {
+		policy := n.ImagePullPolicy
+		if policy == "" {
+			policy = podspec.ImagePullPolicyFor(n.Image)
+		}
+		if policy == corev1.PullAlways || ctx.Err() != nil {
+			continue
+		}
+		img, err := r.store.Lookup(n.Image)
+		if err != nil {
+			continue
+		}
+		r.aheadMu.Lock()
+		if r.closed || r.ahead[n.Name] != nil {
+			r.aheadMu.Unlock()
+			continue
+		}
+		if r.ahead == nil {
+			r.ahead = map[string]*ahead{}
+		}
+		a := &ahead{done: make(chan struct{})}
+		r.ahead[n.Name] = a
+		r.aheadMu.Unlock()
+		go func() {
+			defer close(a.done)
+			a.pc, _ = r.create(n, img, true, 0)
+		}()
+	}
+}
+
+// takeAhead returns c's container created ahead, when it was made from img
+// and with the environment and command c would get now (the kubelet resolves
+// them at creation: a Service or ConfigMap changed meanwhile counts); any
+// other is destroyed.
+func (r *podRunner) takeAhead(c *corev1.Container, img *image.Image) *created {
+	r.aheadMu.Lock()
+	a := r.ahead[c.Name]
+	delete(r.ahead, c.Name)
+	r.aheadMu.Unlock()
+	if a == nil {
+		return nil
+	}
+	<-a.done
+	pc := a.pc
+	if pc == nil {
+		return nil
+	}
+	if pc.img.ID == img.ID {
+		if now, err := r.containerConfig(c, img, pc.cfg.ID, pc.rootfs, pc.cdir); err == nil &&
+			slices.Equal(now.Env, pc.cfg.Env) && slices.Equal(now.Args, pc.cfg.Args) {
+			return pc
+		}
+	}
+	r.discard(pc)
+	return nil
+}
+
+// discardAhead destroys every container created ahead whose turn did not
+// come (an init container failed, the pod is stopping), and creates no more.
+func (r *podRunner) discardAhead() {
+	r.aheadMu.Lock()
+	r.closed = true
+	all := r.ahead
+	r.ahead = nil
+	r.aheadMu.Unlock()
+	for _, a := range all {
+		<-a.done
+		if a.pc != nil {
+			r.discard(a.pc)
+		}
+	}
 }
 
 // StopSignal is the image's STOPSIGNAL, else SIGTERM.

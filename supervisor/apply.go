@@ -29,7 +29,7 @@ import (
 // ApplyOptions say how to start supervisors.
 type ApplyOptions struct {
 	Force bool
-	// Exe is this binary, re-executed as `Exe --root R --run-root RR supervise UID`.
+	// Exe is podrun-shim, the supervisor's binary, run as `Exe --root R --run-root RR supervise UID`.
 	Exe      string
 	LogLevel string
 	// Settings are the new pod's host settings, kept in its record.

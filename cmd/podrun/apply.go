@@ -194,7 +194,11 @@ func runApply(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	opts.Exe = exe
+	shim, err := shimPath()
+	if err != nil {
+		return err
+	}
+	opts.Exe = shim
 	// The services owner (cluster DNS, Service rules) runs while pods or
 	// Services exist; it is started once they are recorded, even when a
 	// later object fails.

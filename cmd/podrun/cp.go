@@ -73,7 +73,7 @@ func runCp(c *cli.Context) error {
 	}
 	exec := func(cmd []string, stdin io.Reader, stdout io.Writer) error {
 		var stderr bytes.Buffer
-		code, err := runtime.Exec(l, rec, container, cmd, runtime.ExecOptions{Stdin: stdin, Stdout: stdout, Stderr: &stderr})
+		code, err := execInPod(l, rec, container, cmd, runtime.ExecOptions{Stdin: stdin, Stdout: stdout, Stderr: &stderr})
 		if err != nil {
 			return err
 		}

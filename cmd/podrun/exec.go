@@ -40,7 +40,7 @@ func execCommand() *cli.Command {
 			if c.Bool("stdin") {
 				opts.Stdin = os.Stdin
 			}
-			code, err := runtime.Exec(l, rec, container, args[1:], opts)
+			code, err := execInPod(l, rec, container, args[1:], opts)
 			if err != nil {
 				return err // report maps its class to the exit code
 			}

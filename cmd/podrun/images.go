@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"strings"
+	"sync"
 
 	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
@@ -31,6 +33,10 @@ func pullCommand() *cli.Command {
 			&cli.StringFlag{Name: "authfile", Usage: "registry credentials (default: containers auth.json, then ~/.docker/config.json)"},
 			&cli.BoolFlag{Name: "insecure", Usage: "allow HTTP and unverified TLS for this registry"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print only the image ID"},
+			// For podrun-shim, which pulls through this command: a pod's pull
+			// secrets on stdin, and each blob's progress as JSON lines.
+			&cli.BoolFlag{Name: "keyring-stdin", Hidden: true},
+			&cli.IntFlag{Name: "layer-progress-fd", Hidden: true},
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
@@ -44,6 +50,23 @@ func pullCommand() *cli.Command {
 			if !c.Bool("quiet") {
 				opts.Progress = os.Stderr
 				opts.Terminal = term.IsTerminal(int(os.Stderr.Fd()))
+			}
+			if c.Bool("keyring-stdin") {
+				opts.Keyring = &image.Keyring{}
+				if err := json.NewDecoder(os.Stdin).Decode(opts.Keyring); err != nil {
+					return usageError("--keyring-stdin: %v", err)
+				}
+			}
+			if fd := c.Int("layer-progress-fd"); fd > 0 {
+				f := os.NewFile(uintptr(fd), "layer-progress")
+				defer f.Close()
+				enc := json.NewEncoder(f)
+				var mu sync.Mutex
+				opts.OnLayer = func(lp image.LayerProgress) {
+					mu.Lock()
+					defer mu.Unlock()
+					_ = enc.Encode(lp)
+				}
 			}
 			img, err := store.Pull(context.Background(), c.Args().First(), opts)
 			if err != nil {

@@ -1,4 +1,6 @@
-// Command podrun runs Kubernetes Pod manifests on one Linux host.
+// Command podrun runs Kubernetes Pod manifests on one Linux host. It is the
+// CLI; the processes that create containers (pod supervisors, container inits,
+// exec) are podrun-shim (cmd/podrun-shim), installed next to it.
 //
 // GOMAXPROCS is not re-read from the cgroup every second (Go 1.25's default):
 // a waiting podrun and every supervisor would wake for it while idle.
@@ -11,8 +13,6 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/opencontainers/runc/libcontainer"
-	_ "github.com/opencontainers/runc/libcontainer/nsenter" // the re-exec'd container init's C constructor
 	"github.com/urfave/cli/v2"
 
 	"github.com/podrun/podrun/internal/errdefs"
@@ -28,11 +28,6 @@ const (
 )
 
 func main() {
-	// libcontainer re-executes this binary as the container's init.
-	if len(os.Args) > 1 && os.Args[1] == "init" {
-		libcontainer.Init()
-		return
-	}
 	app := newApp()
 	args := interspersed(app, os.Args)
 	if err := checkCommand(app, args); err != nil {
@@ -100,13 +95,11 @@ func newApp() *cli.App {
 			imageCommand(),
 			versionCommand(),
 			infoCommand(),
-			superviseCommand(),
 			servicesOwnerCommand(),
 			createCommand(),
 			controllersCommand(),
 			rolloutCommand(),
 			scaleCommand(),
-			pauseCommand(),
 		},
 	}
 	app.UseShortOptionHandling = true

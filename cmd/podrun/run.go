@@ -144,11 +144,11 @@ func runRun(c *cli.Context) error {
 	if rec, err := findPod(l, plan.Pod.Namespace, name); err == nil && rec != nil {
 		return failed("pods %q already exists", name)
 	}
-	exe, err := os.Executable()
+	shim, err := shimPath()
 	if err != nil {
 		return err
 	}
-	res, err := supervisor.Apply(l, plan, supervisor.ApplyOptions{Exe: exe, LogLevel: c.String("log-level"), Settings: podSettings(c)})
+	res, err := supervisor.Apply(l, plan, supervisor.ApplyOptions{Exe: shim, LogLevel: c.String("log-level"), Settings: podSettings(c)})
 	if err != nil {
 		return err
 	}

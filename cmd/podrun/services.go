@@ -32,13 +32,6 @@ func servicesOwnerCommand() *cli.Command {
 	}
 }
 
-// serviceEnv is the kubelet's service environment of a pod's containers: the
-// Services of its namespace as they are when the container starts.
-func serviceEnv(l store.Layout, pod *corev1.Pod) map[string]string {
-	links := pod.Spec.EnableServiceLinks == nil || *pod.Spec.EnableServiceLinks
-	return services.EnvVars(pod.Namespace, links, l.Services(pod.Namespace))
-}
-
 // applyServices records the host's Service settings (on first use) and
 // stores the manifest's Services with their allocations, as the API server
 // allocates a ClusterIP and node ports on create and keeps them on update.

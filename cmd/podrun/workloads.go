@@ -34,8 +34,12 @@ func controllersCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
+			shim, err := shimPath()
+			if err != nil {
+				return err
+			}
 			// Ensure passes the write end of its readiness pipe as fd 3.
-			return controllers.Run(layout(c), exe, c.String("log-level"), os.NewFile(3, "ready"))
+			return controllers.Run(layout(c), exe, shim, c.String("log-level"), os.NewFile(3, "ready"))
 		},
 	}
 }

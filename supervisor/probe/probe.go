@@ -17,6 +17,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -274,7 +275,9 @@ func containerName(c *corev1.Container) string {
 
 // kubeVersion is the "major.minor" the kubelet puts in its User-Agent: that of
 // the Kubernetes API podrun is built against (k8s.io/api v0.X.Y is 1.X).
-var kubeVersion = func() string {
+// It is read on first use: reading the build info at start would cost every
+// container init of podrun-shim.
+var kubeVersion = sync.OnceValue(func() string {
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		for _, d := range bi.Deps {
 			if d.Path != "k8s.io/api" {
@@ -286,12 +289,12 @@ var kubeVersion = func() string {
 		}
 	}
 	return fallbackKubeVersion
-}()
+})
 
 // fallbackKubeVersion is used when the binary carries no module information;
 // it matches the k8s.io/api in go.mod (a test keeps them in step).
 const fallbackKubeVersion = "1.37"
 
 func userAgent(purpose string) string {
-	return "kube-" + purpose + "/" + kubeVersion
+	return "kube-" + purpose + "/" + kubeVersion()
 }

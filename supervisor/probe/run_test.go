@@ -150,7 +150,7 @@ func TestHTTPProbeRequest(t *testing.T) {
 			name:    "defaults",
 			probe:   httpProbe("/healthz", intstr.FromInt32(int32(port))),
 			podIP:   host,
-			want:    map[string]string{"User-Agent": "kube-probe/" + kubeVersion, "Accept": "*/*", "Accept-Encoding": ""},
+			want:    map[string]string{"User-Agent": "kube-probe/" + kubeVersion(), "Accept": "*/*", "Accept-Encoding": ""},
 			host:    net.JoinHostPort(host, strconv.Itoa(port)),
 			reqPath: "/healthz",
 		},
@@ -205,8 +205,8 @@ func TestHTTPProbeRequest(t *testing.T) {
 			}
 		})
 	}
-	if !regexp.MustCompile(`^1\.\d+$`).MatchString(kubeVersion) {
-		t.Errorf("kubeVersion %q is not 1.<minor>", kubeVersion)
+	if !regexp.MustCompile(`^1\.\d+$`).MatchString(kubeVersion()) {
+		t.Errorf("kubeVersion() %q is not 1.<minor>", kubeVersion())
 	}
 }
 
@@ -220,8 +220,8 @@ func TestFallbackKubeVersion(t *testing.T) {
 	if m == nil {
 		t.Fatal("k8s.io/api not found in go.mod")
 	}
-	if want := "1." + string(m[1]); fallbackKubeVersion != want || kubeVersion != want {
-		t.Errorf("fallbackKubeVersion %q, kubeVersion %q; go.mod says %q", fallbackKubeVersion, kubeVersion, want)
+	if want := "1." + string(m[1]); fallbackKubeVersion != want || kubeVersion() != want {
+		t.Errorf("fallbackKubeVersion %q, kubeVersion() %q; go.mod says %q", fallbackKubeVersion, kubeVersion(), want)
 	}
 }
 
@@ -399,7 +399,7 @@ func TestGRPCProbeUserAgent(t *testing.T) {
 	if res, msg, err := Run(context.Background(), p, Target{PodIP: "127.0.0.1"}); res != Success {
 		t.Fatalf("Run = %v, %q, %v", res, msg, err)
 	}
-	if got := <-ua; !strings.HasPrefix(got, "kube-probe/"+kubeVersion+" grpc-go/") {
+	if got := <-ua; !strings.HasPrefix(got, "kube-probe/"+kubeVersion()+" grpc-go/") {
 		t.Errorf("user agent %q", got)
 	}
 }
@@ -531,5 +531,21 @@ func TestHTTPProbeCancelled(t *testing.T) {
 	res, msg, _ := Run(ctx, p, Target{PodIP: host})
 	if res != Failure || !strings.Contains(msg, "context canceled") {
 		t.Errorf("Run = %v, %q; want a failure from the cancellation", res, msg)
+	}
+}
+
+// The gRPC probe's User-Agent names the grpc-go of go.mod, the one the
+// kubelet's own probe would carry.
+func TestGRPCGoVersionMatchesGoMod(t *testing.T) {
+	data, err := os.ReadFile("../../go.mod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^\s*google\.golang\.org/grpc v(\S+)`).FindSubmatch(data)
+	if m == nil {
+		t.Fatal("no google.golang.org/grpc in go.mod")
+	}
+	if string(m[1]) != grpcGoVersion {
+		t.Errorf("grpcGoVersion %q; go.mod says %q", grpcGoVersion, m[1])
 	}
 }

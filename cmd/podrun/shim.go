@@ -1,0 +1,81 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/podrun/podrun/internal/errdefs"
+	"github.com/podrun/podrun/runtime"
+	"github.com/podrun/podrun/store"
+)
+
+// shimName is the binary that creates containers (cmd/podrun-shim): the pod
+// supervisor, the container init and the in-container side of exec. It is
+// installed next to this one.
+const shimName = "podrun-shim"
+
+// shimPath is podrun-shim in this binary's own directory.
+func shimPath() (string, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return "", err
+	}
+	p := filepath.Join(filepath.Dir(exe), shimName)
+	if _, err := os.Stat(p); err != nil {
+		return "", fmt.Errorf("%s must be installed next to %s (make build and make release make both): %w", shimName, exe, err)
+	}
+	return p, nil
+}
+
+// execInPod runs args in a running container of rec through podrun-shim, as
+// runtime.Exec would in this process, and returns the command's exit code.
+func execInPod(l store.Layout, rec *store.Record, container string, args []string, opts runtime.ExecOptions) (int, error) {
+	shim, err := shimPath()
+	if err != nil {
+		return 0, err
+	}
+	argv := []string{"--root", l.Root, "--run-root", l.RunRoot, "exec"}
+	if opts.Stdin != nil {
+		argv = append(argv, "-i")
+	}
+	if opts.TTY {
+		argv = append(argv, "-t")
+	}
+	argv = append(append(argv, string(rec.Pod.UID), container, "--"), args...)
+	cmd := exec.Command(shim, argv...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = opts.Stdin, opts.Stdout, opts.Stderr
+	r, w, err := os.Pipe()
+	if err != nil {
+		return 0, err
+	}
+	defer r.Close()
+	cmd.ExtraFiles = []*os.File{w}
+	if err := cmd.Start(); err != nil {
+		w.Close()
+		return 0, err
+	}
+	w.Close()
+	report, _ := io.ReadAll(r)
+	err = cmd.Wait()
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+		return 0, nil
+	case errors.As(err, &exit) && exit.ExitCode() >= 0:
+		if len(report) > 0 {
+			class, msg, _ := strings.Cut(string(report), "\n")
+			if class == "invalid" {
+				return 0, errdefs.Invalid(errors.New(msg))
+			}
+			return 0, errors.New(msg)
+		}
+		return exit.ExitCode(), nil
+	default:
+		return 0, err
+	}
+}
