@@ -56,6 +56,9 @@ func checkResourceType(args []string, isPod func(name string) bool) error {
 		return nil
 	}
 	base, _, _ := strings.Cut(word, ".")
+	if _, ok := store.KindFor(base); ok {
+		return nil // deployments.apps
+	}
 	if kubectlResources[strings.ToLower(base)] {
 		return cli.Exit("the server doesn't have a resource type \""+word+"\" (podrun keeps pods and "+keptKinds()+")", exitFailed)
 	}
