@@ -41,18 +41,28 @@ func LeaveCallerUnit(podUID string) (string, error) {
 	if err := checkName("pod UID", podUID); err != nil {
 		return "", err
 	}
+	return LeaveCallerUnitAs(supervisorScopePrefix, podUID)
+}
+
+// LeaveCallerUnitAs is LeaveCallerUnit for any podrun process that must
+// outlive the command that started it (the services owner, the workload
+// controllers): it moves into <prefix>-<name>.scope in SupervisorSlice.
+func LeaveCallerUnitAs(prefix, name string) (string, error) {
+	if err := checkName("scope name", prefix+"-"+name); err != nil {
+		return "", err
+	}
 	config := &cg.Cgroup{
-		Systemd: true, Parent: SupervisorSlice, ScopePrefix: supervisorScopePrefix, Name: podUID,
+		Systemd: true, Parent: SupervisorSlice, ScopePrefix: prefix, Name: name,
 		Resources: &cg.Resources{SkipDevices: true},
 	}
 	m, err := manager.New(config)
 	if err != nil {
-		return "", fmt.Errorf("creating the supervisor's systemd scope: %w", err)
+		return "", fmt.Errorf("creating the systemd scope %s-%s: %w", prefix, name, err)
 	}
 	if err := m.Apply(os.Getpid()); err != nil {
-		return "", fmt.Errorf("moving the supervisor into its systemd scope: %w", err)
+		return "", fmt.Errorf("moving the process into its systemd scope: %w", err)
 	}
-	scope := supervisorScopePrefix + "-" + podUID + ".scope"
+	scope := prefix + "-" + name + ".scope"
 	data, err := os.ReadFile("/proc/self/cgroup")
 	if err != nil {
 		return "", err
@@ -62,7 +72,7 @@ func LeaveCallerUnit(podUID string) (string, error) {
 			return strings.TrimPrefix(line, "0::"), nil
 		}
 	}
-	// A scope of that name left over from an earlier supervisor of the pod
-	// makes systemd start nothing; say where the process stayed.
-	return "", fmt.Errorf("the supervisor is not in %s after starting it (/proc/self/cgroup: %s)", scope, strings.TrimSpace(string(data)))
+	// A scope of that name left over from an earlier process makes systemd
+	// start nothing; say where the process stayed.
+	return "", fmt.Errorf("the process is not in %s after starting it (/proc/self/cgroup: %s)", scope, strings.TrimSpace(string(data)))
 }

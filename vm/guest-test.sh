@@ -41,6 +41,14 @@ if [ "$variant" = systemd ]; then
 		echo "podrun-vm: FAIL: the pod did not outlive the unit that applied it (phase $phase)"
 		check_rc=1
 	fi
+	# The services owner (cluster DNS, Service rules) must outlive it too.
+	owner=$(cat /tmp/vmcheck/run/services/owner.pid 2>/dev/null)
+	if [ -n "$owner" ] && kill -0 "$owner" && ! grep -q podrun-vm-step "/proc/$owner/cgroup"; then
+		echo "podrun-vm: the services owner outlived the unit too ($(cat /proc/$owner/cgroup))"
+	else
+		echo "podrun-vm: FAIL: the services owner did not outlive the unit that applied the pod"
+		check_rc=1
+	fi
 else
 	$P apply /tmp/vmcheck/p.yaml --wait --timeout 5m || check_rc=1
 fi

@@ -10,9 +10,12 @@ package ownerproc
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -24,6 +27,7 @@ import (
 	"github.com/gofrs/flock"
 	"golang.org/x/sys/unix"
 
+	"github.com/podrun/podrun/cgroups"
 	"github.com/podrun/podrun/store"
 )
 
@@ -154,6 +158,16 @@ func (p Process) Hold() (release func(), err error) {
 	lock := flock.New(p.Paths.LockFile())
 	if err := lock.Lock(); err != nil {
 		return nil, fmt.Errorf("locking %s: %w", p.What, err)
+	}
+	// Under systemd the process leaves the unit of the command that started
+	// it (a login scope, a CI step's service) for a scope of its own, as the
+	// supervisors do: stopping that unit must not take the cluster DNS or the
+	// controllers with it. One scope per run root and process.
+	if cgroups.DefaultDriver() == cgroups.DriverSystemd {
+		sum := sha256.Sum256([]byte(p.Paths.Dir))
+		if _, err := cgroups.LeaveCallerUnitAs("podrun-"+filepath.Base(p.Paths.Dir), hex.EncodeToString(sum[:6])); err != nil {
+			slog.Warn("staying in the caller's cgroup", "process", p.What, "err", err)
+		}
 	}
 	return func() { _ = lock.Unlock() }, nil
 }
