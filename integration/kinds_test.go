@@ -67,6 +67,16 @@ func TestClaimOutlivesPods(t *testing.T) {
 	if f := strings.Fields(lines[1]); len(f) != 7 || f[0] != "data" || f[1] != "Bound" || !strings.HasPrefix(f[2], "pvc-") || f[3] != "1Gi" || f[4] != "RWO" || f[5] != "<unset>" {
 		t.Fatalf("get pvc row: %q", lines[1])
 	}
+	// kubectl's describe: the binding, the capacity and the pods using it.
+	d := e.must("describe", "pvc", "data").stdout
+	for _, want := range []string{"Status:", "Bound", "Capacity:", "1Gi", "Access Modes:", "RWO", "Used By:", "writer"} {
+		if !strings.Contains(d, want) {
+			t.Fatalf("describe pvc data lacks %q:\n%s", want, d)
+		}
+	}
+	if d := e.must("describe", "ns", "default").stdout; !strings.Contains(d, "Name:") || !strings.Contains(d, "Active") {
+		t.Fatalf("describe ns default:\n%s", d)
+	}
 	dir := filepath.Join(e.root, "volumes", "default", "data")
 	if data, err := os.ReadFile(filepath.Join(dir, "log")); err != nil || string(data) != "run\n" {
 		t.Fatalf("the claim's directory holds %q (%v)", data, err)

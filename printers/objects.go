@@ -3,7 +3,9 @@ package printers
 import (
 	"fmt"
 	"io"
+	"slices"
 	"sort"
+	"strings"
 	"text/tabwriter"
 
 	corev1 "k8s.io/api/core/v1"
@@ -55,5 +57,77 @@ func DescribeSecret(w io.Writer, s *corev1.Secret) {
 	for _, k := range sortedKeys(s.Data) {
 		fmt.Fprintf(tw, "%s:\t%d bytes\n", k, len(s.Data[k]))
 	}
+	_ = tw.Flush()
+}
+
+// DescribeClaim is kubectl's describe of a PersistentVolumeClaim
+// (PersistentVolumeClaimDescriber): binding, capacity, access modes and the
+// pods that use it.
+func DescribeClaim(w io.Writer, c *corev1.PersistentVolumeClaim, usedBy []string) {
+	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+	fmt.Fprintf(tw, "Name:\t%s\n", c.Name)
+	fmt.Fprintf(tw, "Namespace:\t%s\n", c.Namespace)
+	sc := ""
+	if c.Spec.StorageClassName != nil {
+		sc = *c.Spec.StorageClassName
+	}
+	fmt.Fprintf(tw, "StorageClass:\t%s\n", sc)
+	status := string(c.Status.Phase)
+	if c.DeletionTimestamp != nil {
+		status = fmt.Sprintf("Terminating (lasts %s)", c.DeletionTimestamp.Format("2006-01-02T15:04:05Z"))
+	}
+	fmt.Fprintf(tw, "Status:\t%s\n", status)
+	fmt.Fprintf(tw, "Volume:\t%s\n", c.Spec.VolumeName)
+	fmt.Fprintf(tw, "Labels:\t%s\n", mapLines(c.Labels, "="))
+	fmt.Fprintf(tw, "Annotations:\t%s\n", mapLines(c.Annotations, ": "))
+	fmt.Fprintf(tw, "Finalizers:\t%v\n", c.Finalizers)
+	capacity := ""
+	if q, ok := c.Status.Capacity[corev1.ResourceStorage]; ok {
+		capacity = q.String()
+	}
+	fmt.Fprintf(tw, "Capacity:\t%s\n", capacity)
+	fmt.Fprintf(tw, "Access Modes:\t%s\n", AccessModes(c.Status.AccessModes))
+	mode := corev1.PersistentVolumeFilesystem
+	if c.Spec.VolumeMode != nil {
+		mode = *c.Spec.VolumeMode
+	}
+	fmt.Fprintf(tw, "VolumeMode:\t%s\n", mode)
+	if len(usedBy) == 0 {
+		fmt.Fprintf(tw, "Used By:\t<none>\n")
+	} else {
+		fmt.Fprintf(tw, "Used By:\t%s\n", strings.Join(usedBy, "\n\t"))
+	}
+	fmt.Fprintf(tw, "Events:\t<none>\n")
+	_ = tw.Flush()
+}
+
+// AccessModes is kubectl's GetAccessModesAsString: the short forms in a
+// fixed order (RWO, ROX, RWX, RWOP), comma-separated.
+func AccessModes(modes []corev1.PersistentVolumeAccessMode) string {
+	var out []string
+	for _, m := range []struct {
+		mode  corev1.PersistentVolumeAccessMode
+		short string
+	}{{corev1.ReadWriteOnce, "RWO"}, {corev1.ReadOnlyMany, "ROX"}, {corev1.ReadWriteMany, "RWX"}, {corev1.ReadWriteOncePod, "RWOP"}} {
+		if slices.Contains(modes, m.mode) {
+			out = append(out, m.short)
+		}
+	}
+	return strings.Join(out, ",")
+}
+
+// DescribeNamespace is kubectl's describe of a Namespace (NamespaceDescriber);
+// podrun has no resource quotas or limit ranges.
+func DescribeNamespace(w io.Writer, ns *corev1.Namespace) {
+	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+	fmt.Fprintf(tw, "Name:\t%s\n", ns.Name)
+	fmt.Fprintf(tw, "Labels:\t%s\n", mapLines(ns.Labels, "="))
+	fmt.Fprintf(tw, "Annotations:\t%s\n", mapLines(ns.Annotations, ": "))
+	phase := ns.Status.Phase
+	if phase == "" {
+		phase = corev1.NamespaceActive
+	}
+	fmt.Fprintf(tw, "Status:\t%s\n", phase)
+	fmt.Fprintf(tw, "\nNo resource quota.\n\nNo LimitRange resource.\n")
 	_ = tw.Flush()
 }

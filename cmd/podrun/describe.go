@@ -3,9 +3,12 @@ package main
 import (
 	"errors"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/urfave/cli/v2"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/podrun/podrun/controllers"
 	"github.com/podrun/podrun/printers"
@@ -32,6 +35,9 @@ func describeCommand() *cli.Command {
 				if k, names, ok := kindSlashNames(args); ok && controllers.KindOf(k) != nil {
 					ensureControllers(c)
 					return describeWorkloads(c, k, names)
+				}
+				if k, names, ok := kindSlashNames(args); ok {
+					return describeObjects(c, k, names)
 				}
 			}
 			if err := checkResourceType(c.Args().Slice(), podExists(c)); err != nil {
@@ -89,4 +95,76 @@ func describePod(l store.Layout, rec *store.Record) error {
 	}
 	printers.Describe(os.Stdout, rec.View(), extra, time.Now())
 	return nil
+}
+
+// describeObjects is `describe KIND [NAME...]` for the store's other kinds
+// (ConfigMap, Secret, PersistentVolumeClaim, Namespace): each named object,
+// or every one of the namespace, as kubectl describes them.
+func describeObjects(c *cli.Context, k *store.Kind, names []string) error {
+	l := layout(c)
+	ns := namespace(c)
+	var objs []metav1.Object
+	if len(names) == 0 {
+		if k == store.NamespaceKind {
+			for _, n := range namespaces(l) {
+				objs = append(objs, n)
+			}
+		} else {
+			list, err := l.List(k, ns)
+			if err != nil {
+				return err
+			}
+			for _, o := range list {
+				objs = append(objs, o)
+			}
+		}
+	}
+	var missing []error
+	for _, n := range names {
+		var o metav1.Object
+		var err error
+		if k == store.NamespaceKind {
+			o, err = getNamespace(l, n)
+		} else {
+			o, err = l.Get(k, ns, n)
+		}
+		if err != nil {
+			missing = append(missing, err)
+			continue
+		}
+		objs = append(objs, o)
+	}
+	for i, o := range objs {
+		if i > 0 {
+			os.Stdout.WriteString("\n\n")
+		}
+		describeObject(l, o)
+	}
+	if len(missing) > 0 {
+		return failed("%v", errors.Join(missing...))
+	}
+	return nil
+}
+
+// describeObject is kubectl's describe of one object of the store's kinds
+// other than pods and Services.
+func describeObject(l store.Layout, o metav1.Object) {
+	switch v := o.(type) {
+	case *corev1.ConfigMap:
+		printers.DescribeConfigMap(os.Stdout, v)
+	case *corev1.Secret:
+		printers.DescribeSecret(os.Stdout, v)
+	case *corev1.Namespace:
+		printers.DescribeNamespace(os.Stdout, v)
+	case *corev1.PersistentVolumeClaim:
+		var usedBy []string
+		for _, p := range podsOf(l) {
+			if p.Namespace == v.Namespace && slices.Contains(store.PodClaims(p), v.Name) {
+				usedBy = append(usedBy, p.Name)
+			}
+		}
+		printers.DescribeClaim(os.Stdout, v, usedBy)
+	default:
+		describeWorkload(l, o)
+	}
 }

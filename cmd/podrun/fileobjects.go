@@ -272,16 +272,8 @@ func describeFiles(c *cli.Context, objs []fileObject) error {
 				pods = podsOf(l)
 			}
 			printers.DescribeService(os.Stdout, o, services.EndpointSlices(o, pods))
-		case *corev1.ConfigMap:
-			printers.DescribeConfigMap(os.Stdout, o)
-		case *corev1.Secret:
-			printers.DescribeSecret(os.Stdout, o)
 		default:
-			if k, _ := store.KindFor(f.kind); controllers.KindOf(k) != nil {
-				describeWorkload(l, o)
-			} else {
-				fmt.Fprintf(os.Stdout, "Name:\t%s\nNamespace:\t%s\nKind:\t%s\n", o.GetName(), o.GetNamespace(), f.kind)
-			}
+			describeObject(l, o)
 		}
 	}
 	if len(missing) > 0 {

@@ -125,16 +125,7 @@ func claimRow(c *corev1.PersistentVolumeClaim, now time.Time) []string {
 
 // accessModesString is kubectl's GetAccessModesAsString: RWO,ROX,RWX,RWOP in that order.
 func accessModesString(modes []corev1.PersistentVolumeAccessMode) string {
-	var out []string
-	for _, m := range []struct {
-		mode  corev1.PersistentVolumeAccessMode
-		short string
-	}{{corev1.ReadWriteOnce, "RWO"}, {corev1.ReadOnlyMany, "ROX"}, {corev1.ReadWriteMany, "RWX"}, {corev1.ReadWriteOncePod, "RWOP"}} {
-		if slices.Contains(modes, m.mode) {
-			out = append(out, m.short)
-		}
-	}
-	return strings.Join(out, ",")
+	return printers.AccessModes(modes)
 }
 
 // namespaceRow is kubectl's printNamespace.
