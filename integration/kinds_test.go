@@ -263,7 +263,8 @@ spec:
 	if r := e.must("logs", "ci-web"); r.stdout != "test\n" {
 		t.Fatalf("the generated ConfigMap's value: %q", r.stdout)
 	}
-	if r := e.must("get", "-k", dir, "-o", "name"); r.stdout != "pod/ci-web\n" {
+	// Every object of the kustomization, as kubectl get -k prints them.
+	if r := e.must("get", "-k", dir, "-o", "name"); !strings.HasPrefix(r.stdout, "pod/ci-web\nconfigmap/ci-conf-") || strings.Count(r.stdout, "\n") != 2 {
 		t.Fatalf("get -k: %s", r)
 	}
 	if r := e.must("get", "pods", "-l", "team=blue", "-o", "name"); r.stdout != "pod/ci-web\n" {
