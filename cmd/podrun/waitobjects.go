@@ -26,7 +26,8 @@ type objectTarget struct {
 	name      string
 }
 
-func (t objectTarget) String() string { return strings.ToLower(t.kind.Name) + "/" + t.name }
+// String is kubectl's kind.group/name (deployment.apps/web, service/db).
+func (t objectTarget) String() string { return t.kind.Resource() + "/" + t.name }
 
 // splitWaitArgs sorts wait's arguments as kubectl's resource builder does:
 // "TYPE NAME..." or "TYPE/NAME ..." (pods without a type). Kinds are the
