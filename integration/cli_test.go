@@ -400,7 +400,7 @@ spec:
 	if r := e.must("wait", "--for=jsonpath={.status.phase}=Succeeded", "pod/job", "--timeout", "30s"); r.stdout != "pod/job condition met\n" {
 		t.Errorf("wait --for=jsonpath: %q", r.stdout)
 	}
-	if r := e.podrun("wait", "--for=jsonpath={.status.phase}=Running", "job", "--timeout", "1s"); r.code != 124 {
+	if r := e.podrun("wait", "--for=jsonpath={.status.phase}=Running", "pod/job", "--timeout", "1s"); r.code != 124 {
 		t.Errorf("wait that cannot be met: %s, want 124", r)
 	}
 }
