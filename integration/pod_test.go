@@ -104,6 +104,44 @@ spec:
 	}
 }
 
+// TestSubPathMadeByAnEarlierInitContainer: the kubelet resolves a subPath
+// when it creates the container, so a file that an earlier init container
+// writes is mounted as that file. Containers created ahead of their turn
+// must not make the subPath first (as a directory).
+func TestSubPathMadeByAnEarlierInitContainer(t *testing.T) {
+	e := newEnv(t)
+	r := e.podrun("apply", e.manifest(`
+apiVersion: v1
+kind: Pod
+metadata: {name: subpath}
+spec:
+  restartPolicy: Never
+  initContainers:
+  - name: write
+    image: busybox:1.28
+    command: ['sh', '-c', 'echo hello > /data/greeting']
+    volumeMounts: [{name: data, mountPath: /data}]
+  - name: read
+    image: busybox:1.28
+    command: ['cat', '/etc/greeting']
+    volumeMounts: [{name: data, mountPath: /etc/greeting, subPath: greeting}]
+  containers:
+  - name: app
+    image: busybox:1.28
+    command: ['cat', '/greeting']
+    volumeMounts: [{name: data, mountPath: /greeting, subPath: greeting}]
+  volumes: [{name: data, emptyDir: {}}]
+`), "--wait", "--timeout", "1m")
+	if r.code != 0 {
+		t.Fatalf("apply --wait: %s\n%s", r, e.must("describe", "pod", "subpath").stdout)
+	}
+	for _, c := range []string{"read", "app"} {
+		if out := e.must("logs", "subpath", "-c", c).stdout; out != "hello\n" {
+			t.Errorf("%s printed %q, want the file the first init container wrote", c, out)
+		}
+	}
+}
+
 func TestFailingInitContainerUnderNeverFailsThePod(t *testing.T) {
 	e := newEnv(t)
 	r := e.podrun("apply", e.manifest(`

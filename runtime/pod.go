@@ -55,6 +55,7 @@ type podRunner struct {
 	// (createAhead); closed stops it once the pod stops.
 	aheadMu sync.Mutex
 	ahead   map[string]*ahead
+	taken   map[string]bool // containers whose turn has come once
 	closed  bool
 }
 
@@ -212,18 +213,26 @@ func (r *podRunner) Start(ctx context.Context, c *corev1.Container, restartCount
 		return nil, err
 	}
 	pc := r.takeAhead(c, img)
+	// The containers after c are created beside c's own creation: c's turn
+	// has come, so theirs is next (createAhead).
+	r.createAhead(ctx, r.after(c))
 	if pc == nil {
 		if pc, err = r.create(c, img, false, restartCount); err != nil {
 			return nil, err
 		}
 	}
-	h, err := r.release(pc, restartCount)
-	if err != nil {
-		return nil, err
-	}
-	r.createAhead(ctx, c)
-	return h, nil
+	return r.release(pc, restartCount)
 }
+
+// StartAhead creates the pod's first containers in start order ahead of
+// their turn, as soon as the sandbox is up, so that their creation overlaps
+// instead of following one another (createAhead).
+func (r *podRunner) StartAhead(ctx context.Context) { r.createAhead(ctx, r.order(0)) }
+
+// DiscardAhead destroys the containers created ahead whose turn did not come
+// (an init container failed for good, the pod is stopping) and creates no
+// more: the supervisor calls it once the pod's containers have stopped.
+func (r *podRunner) DiscardAhead() { r.discardAhead() }
 
 // created is a container run whose container exists; with ahead, its init
 // waits on libcontainer's exec fifo and its log is opened at release.
@@ -377,38 +386,61 @@ type ahead struct {
 	pc   *created // nil when the creation failed
 }
 
-// createAhead creates the containers that come after c in the pod's start
-// order, so that their inits (namespaces, mounts, cgroup) are ready when
-// their turn comes: the next init container, or after the last one every app
-// container. Their processes wait on libcontainer's exec fifo until Start
-// releases them, so no init container's process runs before the previous one
-// has succeeded. Only containers whose image is present and is not pulled
-// again (imagePullPolicy Always) are created ahead, and none after a sidecar;
-// the pull events keep their place.
-func (r *podRunner) createAhead(ctx context.Context, c *corev1.Container) {
+// aheadWindow is how many containers at most wait created ahead of their
+// turn: each is a waiting init process (a few MiB), and on a host of a few
+// cores creating more at once only makes the first one later.
+const aheadWindow = 3
+
+// order is the pod's start order from position i on, up to its first
+// sidecar: the init containers one by one, then every app container. After
+// a sidecar the next container's turn is a matter of time (the sidecar's
+// first output, or one PLEG relist), not of an exit: the kubelet only then
+// creates it, and so does podrun.
+func (r *podRunner) order(i int) []*corev1.Container {
 	inits, apps := r.plan.Pod.Spec.InitContainers, r.plan.Pod.Spec.Containers
-	var next []*corev1.Container
-	for i := range inits {
-		// After a sidecar, the next container's turn is a matter of time (the
-		// sidecar's first output, or one PLEG relist), not of an exit: the
-		// kubelet only then creates it, and so does podrun.
-		if inits[i].Name != c.Name || (inits[i].RestartPolicy != nil && *inits[i].RestartPolicy == corev1.ContainerRestartPolicyAlways) {
-			continue
-		}
-		if i+1 < len(inits) {
-			next = append(next, &inits[i+1])
-		} else {
-			for j := range apps {
-				next = append(next, &apps[j])
-			}
+	var all []*corev1.Container
+	for k := range inits {
+		all = append(all, &inits[k])
+	}
+	for k := range apps {
+		all = append(all, &apps[k])
+	}
+	var out []*corev1.Container
+	for ; i < len(all); i++ {
+		out = append(out, all[i])
+		if c := all[i]; c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
+			break
 		}
 	}
-	for _, n := range next {
-		policy := n.ImagePullPolicy
-		if policy == "" {
-			policy = podspec.ImagePullPolicyFor(n.Image)
+	return out
+}
+
+// after is the start order after c (nothing after a sidecar).
+func (r *podRunner) after(c *corev1.Container) []*corev1.Container {
+	inits := r.plan.Pod.Spec.InitContainers
+	for i := range inits {
+		if inits[i].Name == c.Name {
+			if inits[i].RestartPolicy != nil && *inits[i].RestartPolicy == corev1.ContainerRestartPolicyAlways {
+				return nil
+			}
+			return r.order(i + 1)
 		}
-		if policy == corev1.PullAlways || ctx.Err() != nil {
+	}
+	return nil // app containers start together: none comes after another
+}
+
+// createAhead creates containers of next, in order, ahead of their turn (up
+// to aheadWindow waiting at once), so that their inits (namespaces, mounts,
+// cgroup) are ready when their turn comes. Their processes wait on
+// libcontainer's exec fifo until Start releases them, so no init container's
+// process runs before the previous one has succeeded. Only containers whose
+// image is present and is not pulled again (imagePullPolicy Always) are
+// created ahead, and none with a subPath mount: the kubelet resolves a
+// subPath when the container is created, and an earlier init container may
+// be the one that makes it (a file, say); the pull events keep their place.
+func (r *podRunner) createAhead(ctx context.Context, next []*corev1.Container) {
+	for _, n := range next {
+		if !aheadable(n) || ctx.Err() != nil {
 			continue
 		}
 		img, err := r.store.Lookup(n.Image)
@@ -416,7 +448,11 @@ func (r *podRunner) createAhead(ctx context.Context, c *corev1.Container) {
 			continue
 		}
 		r.aheadMu.Lock()
-		if r.closed || r.ahead[n.Name] != nil {
+		if r.closed || len(r.ahead) >= aheadWindow {
+			r.aheadMu.Unlock()
+			return
+		}
+		if r.ahead[n.Name] != nil || r.taken[n.Name] {
 			r.aheadMu.Unlock()
 			continue
 		}
@@ -433,6 +469,23 @@ func (r *podRunner) createAhead(ctx context.Context, c *corev1.Container) {
 	}
 }
 
+// aheadable says whether c may be created before its turn.
+func aheadable(c *corev1.Container) bool {
+	policy := c.ImagePullPolicy
+	if policy == "" {
+		policy = podspec.ImagePullPolicyFor(c.Image)
+	}
+	if policy == corev1.PullAlways {
+		return false
+	}
+	for _, m := range c.VolumeMounts {
+		if m.SubPath != "" || m.SubPathExpr != "" {
+			return false
+		}
+	}
+	return true
+}
+
 // takeAhead returns c's container created ahead, when it was made from img
 // and with the environment and command c would get now (the kubelet resolves
 // them at creation: a Service or ConfigMap changed meanwhile counts); any
@@ -441,6 +494,10 @@ func (r *podRunner) takeAhead(c *corev1.Container, img *image.Image) *created {
 	r.aheadMu.Lock()
 	a := r.ahead[c.Name]
 	delete(r.ahead, c.Name)
+	if r.taken == nil {
+		r.taken = map[string]bool{}
+	}
+	r.taken[c.Name] = true // its first run is under way: never ahead again
 	r.aheadMu.Unlock()
 	if a == nil {
 		return nil

@@ -178,6 +178,7 @@ func Supervise(l store.Layout, rec *store.Record, opts SuperviseOptions) error {
 	events.add("Normal", "SandboxReady", "", "Pod sandbox created (IP %s)", sb.Network().PodIP)
 	runner := runtime.NewPodRunner(l, paths, plan, sb, images, events.store(), rec.Settings)
 	runner.Prepull(ctx)
+	runner.StartAhead(ctx)
 	m.runner = runner
 	m.sandboxReady = true
 	m.status.PodIP = sb.Network().PodIP
@@ -197,6 +198,7 @@ func Supervise(l store.Layout, rec *store.Record, opts SuperviseOptions) error {
 		syncVolumes(l, sb, paths, plan, set.SyncFrequency.Duration, stopSync, log)
 	}()
 	m.run(pub.publish, deletes, restarts, updates)
+	runner.DiscardAhead()
 	close(stopSync)
 	<-synced
 	runner.WaitReleased() // containers' releases still in flight
