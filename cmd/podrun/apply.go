@@ -104,7 +104,7 @@ func runApply(c *cli.Context) error {
 	if dryRun != "client" {
 		// A client dry run touches nothing of the host (it runs without root
 		// too, where these checks would only report what root may see).
-		_, hostWarnings := hostInfo(cgroupDriver(c))
+		_, hostWarnings := hostInfo(cgroupDriver(c), false)
 		for _, w := range hostWarnings {
 			fmt.Fprintf(os.Stderr, "Warning: %s\n", w)
 		}

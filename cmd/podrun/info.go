@@ -102,12 +102,16 @@ func gatherInfo(driver string) Info {
 	if v := libseccompVersion(); v != "" {
 		info.Libraries["libseccomp"] = v
 	}
-	info.Host, info.Warnings = hostInfo(driver)
+	info.Host, info.Warnings = hostInfo(driver, true)
 	return info
 }
 
 // hostInfo gathers the host facts and a warning for each that breaks pods.
-func hostInfo(driver string) (HostInfo, []string) {
+// hostInfo reads the host's facts and what in them keeps pods from working.
+// Without iptables it leaves out the iptables FORWARD chain: apply asks so,
+// since reading it costs an iptables process on every apply and the pod's
+// network setup reads it anyway (and fails with the reason when it cannot).
+func hostInfo(driver string, iptables bool) (HostInfo, []string) {
 	var h HostInfo
 	var warn []string
 	var uts unix.Utsname
@@ -157,10 +161,12 @@ func hostInfo(driver string) (HostInfo, []string) {
 			warn = append(warn, "the nftables chain "+d+" drops forwarded traffic and podrun does not open it: pod egress, pod-to-pod traffic over bridge netfilter and hostPorts from other hosts are dropped (accept the pod subnet there)")
 		}
 	}
-	fw, err := network.ReadForward()
-	h.Iptables, h.Forward, h.ForwardRules = fw.Iptables, fw.Policy, fw.Rules
-	if err != nil {
-		warn = append(warn, "reading the iptables FORWARD chain: "+err.Error())
+	if iptables {
+		fw, err := network.ReadForward()
+		h.Iptables, h.Forward, h.ForwardRules = fw.Iptables, fw.Policy, fw.Rules
+		if err != nil {
+			warn = append(warn, "reading the iptables FORWARD chain: "+err.Error())
+		}
 	}
 	h.BrNetfilter = "not loaded"
 	if v, err := os.ReadFile("/proc/sys/net/bridge/bridge-nf-call-iptables"); err == nil {
