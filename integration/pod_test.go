@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -219,6 +220,27 @@ spec:
 `), "--wait")
 	if bad.code != 1 || !strings.Contains(bad.stderr, "exited with code 7") {
 		t.Fatalf("apply --wait of a failing pod: %s", bad)
+	}
+	// The same manifests applied again: the API server says unchanged and the
+	// finished pods stay as they are; --wait reports how they ended.
+	for _, again := range []struct {
+		name string
+		code int
+	}{{"ok", 0}, {"bad", 1}} {
+		r := e.podrun("apply", e.manifest(fmt.Sprintf(`
+apiVersion: v1
+kind: Pod
+metadata: {name: %s}
+spec:
+  restartPolicy: Never
+  containers: [{name: c, image: busybox:1.28, command: %s}]
+`, again.name, map[string]string{"ok": "['true']", "bad": "['sh', '-c', 'exit 7']"}[again.name])), "--wait")
+		if r.code != again.code || !strings.Contains(r.stdout, "pod/"+again.name+" unchanged") {
+			t.Fatalf("apply --wait of finished pod %s again: %s", again.name, r)
+		}
+	}
+	if rs := containerState(e.pod("ok"), "c").RestartCount; rs != 0 || e.status("ok") != "Completed" {
+		t.Fatalf("pod ok ran again: restarts %d, STATUS %s", rs, e.status("ok"))
 	}
 	slow := e.podrun("apply", e.manifest(`
 apiVersion: v1

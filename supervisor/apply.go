@@ -195,8 +195,8 @@ func conflict(l store.Layout, plan *podspec.Plan, opts ApplyOptions) error {
 		return nil
 	}
 	prev, _ := os.ReadFile(old.Paths.AppliedFile())
-	if string(prev) == appliedHash(plan, opts.Settings) && old.Broken == nil && !store.IsTerminal(old.Pod) {
-		return nil // unchanged, or run again after its supervisor was lost
+	if string(prev) == appliedHash(plan, opts.Settings) && old.Broken == nil {
+		return nil // unchanged (a finished pod too), or run again after its supervisor was lost
 	}
 	if old.Broken == nil && !store.IsTerminal(old.Pod) && store.SupervisorPid(old.Paths) > 0 {
 		// An update in place, as far as the API server allows one.
@@ -244,7 +244,9 @@ func applyLocked(l store.Layout, plan *podspec.Plan, opts ApplyOptions) (*ApplyR
 			}
 			return &ApplyResult{Record: old, Action: "restarted"}, nil
 		}
-		if string(prev) == hash && old.Broken == nil && !store.IsTerminal(old.Pod) {
+		if string(prev) == hash && old.Broken == nil {
+			// The API server answers an apply of the same object "unchanged",
+			// whether or not its pod has finished: a finished pod stays as it is.
 			return &ApplyResult{Record: old, Action: "unchanged"}, nil
 		}
 		if !opts.Force && old.Broken == nil && !store.IsTerminal(old.Pod) && store.SupervisorPid(old.Paths) > 0 {
