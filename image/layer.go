@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"syscall"
 
+	units "github.com/docker/go-units"
+
 	"github.com/gofrs/flock"
 	digest "github.com/opencontainers/go-digest"
 	"go.podman.io/image/v5/pkg/compression"
@@ -166,14 +168,8 @@ func shortDigest(d digest.Digest) string {
 }
 
 func humanSize(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%dB", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f%ciB", float64(n)/float64(div), "KMGTPE"[exp])
+	return units.CustomSize("%.1f%s", float64(n), 1024, binaryAbbrs)
 }
+
+// binaryAbbrs are go-units' binary prefixes (unexported there).
+var binaryAbbrs = []string{"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"}

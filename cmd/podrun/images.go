@@ -10,9 +10,10 @@ import (
 	"strings"
 	"sync"
 
+	units "github.com/docker/go-units"
+
 	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
-	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/podrun/podrun/image"
 	"github.com/podrun/podrun/printers"
@@ -202,18 +203,8 @@ func splitName(n string) (repo, tag string) {
 	return n, "<none>"
 }
 
-func humanSize(b int64) string {
-	q := resource.NewQuantity(b, resource.DecimalSI)
-	switch {
-	case b >= 1e9:
-		return fmt.Sprintf("%.3gGB", float64(b)/1e9)
-	case b >= 1e6:
-		return fmt.Sprintf("%.3gMB", float64(b)/1e6)
-	case b >= 1e3:
-		return fmt.Sprintf("%.3gkB", float64(b)/1e3)
-	}
-	return q.String() + "B"
-}
+// humanSize is the SIZE column as podman images prints it (decimal, three digits).
+func humanSize(b int64) string { return units.HumanSizeWithPrecision(float64(b), 3) }
 
 func rmiCommand() *cli.Command {
 	return &cli.Command{

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	units "github.com/docker/go-units"
+
 	"github.com/vbauerster/mpb/v8"
 	"github.com/vbauerster/mpb/v8/decor"
 	"golang.org/x/term"
@@ -185,14 +187,7 @@ func shortImage(img string) string {
 
 // humanBytes is a size as docker and podman print them (1000-based).
 func humanBytes(n int64) string {
-	const unit = 1000
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %cB", float64(n)/float64(div), "kMGTPE"[exp])
+	return units.CustomSize("%.1f %s", float64(n), 1000, decimalAbbrs)
 }
+
+var decimalAbbrs = []string{"B", "kB", "MB", "GB", "TB", "PB", "EB"}
