@@ -60,7 +60,7 @@ example: deps build image
 vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
 	$(GO) vet ./...
-	$(GO) vet -tags '$(TAGS) $(LEAN)' ./cmd/podrun-shim ./image ./runtime ./supervisor/...
+	$(GO) vet -tags '$(TAGS) $(LEAN)' ./cmd/podrun-shim ./image ./runtime ./supervisor/... ./podspec
 
 unit:
 	$(GO) test -count=1 $$($(GO) list ./... | grep -v /integration)
