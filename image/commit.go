@@ -70,13 +70,13 @@ func (s *Store) commit(ctx context.Context, m []byte, topDigest string, names []
 		return nil, fmt.Errorf("parsing stored manifest: %w", err)
 	}
 	manifestDigest := digest.FromBytes(m)
-	if _, err := os.Stat(s.blobPath(manifestDigest)); err != nil {
+	if _, err := os.Stat(s.blobPath(manifestDigest.String())); err != nil {
 		return nil, fmt.Errorf("stored manifest %s is missing: %w", manifestDigest, err)
 	}
 	if topDigest == "" {
 		topDigest = manifestDigest.String()
 	}
-	cfgBytes, err := os.ReadFile(s.blobPath(mani.Config.Digest))
+	cfgBytes, err := os.ReadFile(s.blobPath(mani.Config.Digest.String()))
 	if err != nil {
 		return nil, fmt.Errorf("reading image config: %w", err)
 	}
@@ -142,7 +142,7 @@ func (s *Store) commit(ctx context.Context, m []byte, topDigest string, names []
 		if cfg.Created != nil {
 			rec.Created = *cfg.Created
 		}
-		rec.Config = cfg.Config
+		rec.Config = ImageConfig(cfg.Config)
 		rec.OS, rec.Architecture, rec.Variant = cfg.OS, cfg.Architecture, cfg.Variant
 		rec.Updated = time.Now().UTC()
 		for _, name := range names {

@@ -30,7 +30,7 @@ var unpackedLayers atomic.Int64
 // ensureLayer makes sure the layer diffID is unpacked from blob into layers/<hex> and
 // returns its size on disk. known is the size recorded in the index, or -1.
 func (s *Store) ensureLayer(ctx context.Context, diffID, blob digest.Digest, known int64, rep *reporter) (int64, error) {
-	dir := s.layerPath(diffID)
+	dir := s.layerPath(diffID.String())
 	if _, err := os.Stat(dir); err == nil && known >= 0 {
 		return known, nil
 	}
@@ -64,7 +64,7 @@ func (s *Store) ensureLayer(ctx context.Context, diffID, blob digest.Digest, kno
 	if err := os.Chmod(tmp, 0o755); err != nil {
 		return 0, fmt.Errorf("unpacking layer %s: %w", diffID, err)
 	}
-	if err := unpackBlob(ctx, s.blobPath(blob), diffID, tmp); err != nil {
+	if err := unpackBlob(ctx, s.blobPath(blob.String()), diffID, tmp); err != nil {
 		return 0, fmt.Errorf("unpacking layer %s: %w", diffID, err)
 	}
 	size, err := diskUsage(tmp)

@@ -255,7 +255,7 @@ func (s *Store) storedManifest(topDigest string) []byte {
 			continue
 		}
 		if d, err := digest.Parse(r.Manifest); err == nil {
-			if m, err := os.ReadFile(s.blobPath(d)); err == nil {
+			if m, err := os.ReadFile(s.blobPath(d.String())); err == nil {
 				return m
 			}
 		}

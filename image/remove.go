@@ -8,8 +8,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-
-	digest "github.com/opencontainers/go-digest"
 )
 
 // Remove removes the image ref names, as `docker rmi` does: by a name the image shares
@@ -127,16 +125,16 @@ func (ix *index) dropUnreferenced(s *Store, rec *imageRecord) []string {
 			continue
 		}
 		delete(ix.Layers, id)
-		if d, err := digest.Parse(id); err == nil {
-			paths = append(paths, s.layerPath(d))
+		if _, _, err := parseDigest(id); err == nil {
+			paths = append(paths, s.layerPath(id))
 		}
 	}
 	for _, b := range append([]string{rec.ID, rec.Manifest}, rec.Blobs...) {
 		if blobs[b] {
 			continue
 		}
-		if d, err := digest.Parse(b); err == nil {
-			paths = append(paths, s.blobPath(d))
+		if _, _, err := parseDigest(b); err == nil {
+			paths = append(paths, s.blobPath(b))
 		}
 	}
 	slices.Sort(paths)

@@ -14,8 +14,6 @@ import (
 	"time"
 
 	"github.com/gofrs/flock"
-	digest "github.com/opencontainers/go-digest"
-	v1 "github.com/opencontainers/image-spec/specs-go/v1"
 
 	"github.com/podrun/podrun/internal/imageref"
 	"github.com/podrun/podrun/internal/lockwait"
@@ -54,7 +52,7 @@ type Image struct {
 	Layers  []string // layer ids (diffIDs, "sha256:..."), bottom first
 	Size    int64    // bytes on disk of its unpacked layers (st_blocks; layers shared with other images count in each)
 	Created time.Time
-	Config  v1.ImageConfig
+	Config  ImageConfig
 
 	OS, Architecture, Variant string // the image's platform
 }
@@ -90,12 +88,16 @@ func (s *Store) Root() string { return s.root }
 func (s *Store) blobsDir() string { return filepath.Join(s.root, dirBlobs) }
 func (s *Store) tmpDir() string   { return filepath.Join(s.root, dirTmp) }
 
-func (s *Store) blobPath(d digest.Digest) string {
-	return filepath.Join(s.root, dirBlobs, d.Algorithm().String(), d.Encoded())
+// blobPath and layerPath take digests that were validated (parseDigest, or
+// a go-digest Digest in the CLI's files).
+func (s *Store) blobPath(d string) string {
+	algorithm, encoded, _ := strings.Cut(d, ":")
+	return filepath.Join(s.root, dirBlobs, algorithm, encoded)
 }
 
-func (s *Store) layerPath(diffID digest.Digest) string {
-	return filepath.Join(s.root, dirLayers, diffID.Encoded())
+func (s *Store) layerPath(diffID string) string {
+	_, encoded, _ := strings.Cut(diffID, ":")
+	return filepath.Join(s.root, dirLayers, encoded)
 }
 
 func (s *Store) lockPath(name string) string { return filepath.Join(s.root, dirLocks, name) }
@@ -143,17 +145,17 @@ type index struct {
 }
 
 type imageRecord struct {
-	ID           string         `json:"id"`
-	Digest       string         `json:"digest"`
-	Manifest     string         `json:"manifest"` // digest of the stored (OCI) manifest blob
-	Names        []string       `json:"names,omitempty"`
-	Layers       []string       `json:"layers"` // diffIDs, bottom first
-	Blobs        []string       `json:"blobs"`  // layer blob digests, same order
-	Created      time.Time      `json:"created"`
-	Config       v1.ImageConfig `json:"config"`
-	OS           string         `json:"os"`
-	Architecture string         `json:"architecture"`
-	Variant      string         `json:"variant,omitempty"`
+	ID           string      `json:"id"`
+	Digest       string      `json:"digest"`
+	Manifest     string      `json:"manifest"` // digest of the stored (OCI) manifest blob
+	Names        []string    `json:"names,omitempty"`
+	Layers       []string    `json:"layers"` // diffIDs, bottom first
+	Blobs        []string    `json:"blobs"`  // layer blob digests, same order
+	Created      time.Time   `json:"created"`
+	Config       ImageConfig `json:"config"`
+	OS           string      `json:"os"`
+	Architecture string      `json:"architecture"`
+	Variant      string      `json:"variant,omitempty"`
 	// Updated changes every time the record is written (a pull or load of it).
 	Updated time.Time `json:"updated"`
 }
@@ -369,11 +371,10 @@ func (s *Store) List() ([]*Image, error) {
 func (s *Store) LayerDirs(img *Image) ([]string, error) {
 	dirs := make([]string, 0, len(img.Layers))
 	for _, l := range img.Layers {
-		d, err := digest.Parse(l)
-		if err != nil {
+		if _, _, err := parseDigest(l); err != nil {
 			return nil, fmt.Errorf("image %s: invalid layer id %q: %w", shortID(img.ID), l, err)
 		}
-		p := s.layerPath(d)
+		p := s.layerPath(l)
 		if st, err := os.Stat(p); err != nil || !st.IsDir() {
 			return nil, fmt.Errorf("image %s: layer %s is missing from the store (%v); pull or load the image again", shortID(img.ID), l, err)
 		}

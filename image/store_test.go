@@ -490,7 +490,7 @@ func TestRemove(t *testing.T) {
 	if _, err := os.Stat(dirsA[1]); !os.IsNotExist(err) {
 		t.Errorf("a's own layer still on disk: %v", err)
 	}
-	if _, err := os.Stat(s.blobPath(mustDigest(t, a.ID))); !os.IsNotExist(err) {
+	if _, err := os.Stat(s.blobPath(mustDigest(t, a.ID).String())); !os.IsNotExist(err) {
 		t.Errorf("a's config blob still on disk: %v", err)
 	}
 	// b still works: its layers, including the shared base, are intact.

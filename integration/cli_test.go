@@ -3,6 +3,7 @@ package integration
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -710,5 +711,57 @@ spec:
 	}
 	if r := e.podrun("cp", "box:/nope", back); r.code != 1 {
 		t.Errorf("cp of a missing file: %s", r)
+	}
+}
+
+// podrun version and podrun info name the podrun-shim the CLI runs (next to
+// it, of its version), and say so when it is missing: what a user with a
+// half-installed upgrade needs to see.
+func TestCLIVersionNamesTheShim(t *testing.T) {
+	out, err := exec.Command(podrunBin, "version").CombinedOutput()
+	if err != nil {
+		t.Fatalf("podrun version: %v\n%s", err, out)
+	}
+	lines := strings.Split(string(out), "\n")
+	cliVersion := strings.TrimPrefix(lines[0], "podrun ")
+	bin, err := filepath.EvalSymlinks(podrunBin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	abs, _ := filepath.Abs(bin)
+	want := "podrun-shim: " + filepath.Join(filepath.Dir(abs), "podrun-shim") + " " + cliVersion
+	if len(lines) < 2 || lines[1] != want {
+		t.Errorf("podrun version:\n%s\nwant its second line %q", out, want)
+	}
+	out, err = exec.Command(podrunBin, "info", "-o", "json").Output()
+	if err != nil {
+		t.Fatalf("podrun info: %v\n%s", err, out)
+	}
+	var info struct {
+		Shim struct{ Path, Version, Problem string }
+	}
+	if err := json.Unmarshal(out, &info); err != nil || info.Shim.Version != cliVersion || info.Shim.Problem != "" {
+		t.Errorf("podrun info's shim: %+v (%v)", info.Shim, err)
+	}
+
+	// The CLI alone, without its shim.
+	dir := t.TempDir()
+	alone := filepath.Join(dir, "podrun")
+	if err := os.Link(abs, alone); err != nil {
+		data, err := os.ReadFile(abs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(alone, data, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, err = exec.Command(alone, "version").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "podrun-shim: "+filepath.Join(dir, "podrun-shim")+" (missing: pods cannot start") {
+		t.Errorf("podrun version without its shim: %v\n%s", err, out)
+	}
+	out, _ = exec.Command(alone, "info").CombinedOutput()
+	if !strings.Contains(string(out), "podrun-shim missing: pods cannot start") {
+		t.Errorf("podrun info without its shim warns of nothing:\n%s", out)
 	}
 }

@@ -11,6 +11,11 @@
 //     CommandLine compute what the kubelet and containerd would give a
 //     container: its environment and its command line.
 //
+// Built with the tag podrun_lean (podrun-shim), podspec has only its runtime
+// half: Plan, NewPlan (the plan of a pod's record, not validated again), the
+// environment, command line, resources and sysctl admission; the loader, the
+// validation and DiffPodUpdate are the CLI's (files marked !podrun_lean).
+//
 // podspec imports only k8s.io/api, k8s.io/apimachinery, sigs.k8s.io/yaml and
 // the standard library.
 package podspec

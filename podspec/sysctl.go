@@ -114,6 +114,13 @@ func normalizeSysctlName(name string) string {
 }
 
 // sysctlPatternRegexp is policy validation's IsValidSysctlPattern.
+// sysctlSegmentFmt is one dot- or slash-separated part of a sysctl name
+// (pkg/apis/core/validation).
+const (
+	sysctlSegmentFmt = "[a-z0-9]([-_a-z0-9]*[a-z0-9])?"
+	sysctlMaxLength  = 253
+)
+
 var sysctlPatternRegexp = lazyregexp.New("^(" + sysctlSegmentFmt + "[\\./])*([a-z0-9][-_a-z0-9]*)?[a-z0-9*]$")
 
 // SysctlAllowlist is the kubelet's sysctl admission (pkg/kubelet/sysctl

@@ -1,3 +1,5 @@
+//go:build !podrun_lean
+
 package podspec
 
 import (

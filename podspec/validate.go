@@ -1,3 +1,5 @@
+//go:build !podrun_lean
+
 package podspec
 
 // Validation of a Pod on create, ported from kubernetes
@@ -203,19 +205,6 @@ func validateSeccompProfileAnnotation(p string, fldPath *field.Path) field.Error
 		return validateLocalDescendingPath(strings.TrimPrefix(p, corev1.SeccompLocalhostProfileNamePrefix), fldPath)
 	}
 	return field.ErrorList{field.Invalid(fldPath, p, "must be a valid seccomp profile")}
-}
-
-// visitContainers calls fn for every init, app and ephemeral container with its path.
-func visitContainers(spec *corev1.PodSpec, specPath *field.Path, fn func(c *corev1.Container, p *field.Path)) {
-	for i := range spec.InitContainers {
-		fn(&spec.InitContainers[i], specPath.Child("initContainers").Index(i))
-	}
-	for i := range spec.Containers {
-		fn(&spec.Containers[i], specPath.Child("containers").Index(i))
-	}
-	for i := range spec.EphemeralContainers {
-		fn((*corev1.Container)(&spec.EphemeralContainers[i].EphemeralContainerCommon), specPath.Child("ephemeralContainers").Index(i))
-	}
 }
 
 func podSpecHasContainer(spec *corev1.PodSpec, name string) bool {
@@ -2001,11 +1990,6 @@ func validateWindowsHostProcessPod(spec *corev1.PodSpec, fldPath *field.Path) fi
 	}
 	return errs
 }
-
-const (
-	sysctlSegmentFmt = "[a-z0-9]([-_a-z0-9]*[a-z0-9])?"
-	sysctlMaxLength  = 253
-)
 
 var sysctlContainSlashRegexp = lazyregexp.New("^" + "(" + sysctlSegmentFmt + "[\\./])*" + sysctlSegmentFmt + "$")
 

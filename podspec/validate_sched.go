@@ -1,3 +1,5 @@
+//go:build !podrun_lean
+
 package podspec
 
 // Validation of the scheduling fields (tolerations, affinity, topology spread

@@ -376,17 +376,15 @@ func (r *Record) View() *corev1.Pod {
 	return p
 }
 
-// Plan rebuilds the validated pod plan from the record.
+// Plan rebuilds the pod plan from the record.
 func (r *Record) Plan() (*podspec.Plan, error) {
 	if r.Broken != nil {
 		return nil, r.Broken
 	}
-	m := &podspec.Manifest{Source: r.Paths.SpecFile(), Pods: []*corev1.Pod{r.Pod}, ConfigMaps: r.Objects.ConfigMaps, Secrets: r.Objects.Secrets}
-	plans, err := m.Plans()
-	if err != nil {
-		return nil, err
-	}
-	return plans[0], nil
+	// apply validated the pod before it wrote the record; as the kubelet, the
+	// supervisor does not validate it again (that would link the API
+	// server's validation into podrun-shim).
+	return podspec.NewPlan(r.Pod, r.Objects.ConfigMaps, r.Objects.Secrets, podspec.Origin{Kind: "Pod"}), nil
 }
 
 // Reload re-reads the record from disk.

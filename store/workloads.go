@@ -1,3 +1,5 @@
+//go:build !podrun_lean
+
 package store
 
 import (
@@ -6,6 +8,10 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 )
+
+func init() {
+	Kinds = append(Kinds, DeploymentKind, ReplicaSetKind, DaemonSetKind, StatefulSetKind, JobKind, CronJobKind)
+}
 
 // The apps/v1 workload kinds: objects whose pods the controllers process
 // (package controllers) makes and keeps. Their status is the controllers';

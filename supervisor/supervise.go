@@ -306,6 +306,8 @@ type publisher struct {
 	pod   *corev1.Pod
 	log   *slog.Logger
 	last  []byte
+	// started: every app container had started at the last publish.
+	started bool
 }
 
 func (p *publisher) publish(st corev1.PodStatus) {
@@ -319,6 +321,14 @@ func (p *publisher) publish(st corev1.PodStatus) {
 		return
 	}
 	p.last = data
+	// Once the pod has started, what the start touched is given back
+	// (releaseMemory): a supervisor spends its life waiting.
+	if s := started(st); s != p.started {
+		p.started = s
+		if s {
+			go releaseMemory()
+		}
+	}
 }
 
 // initialStatus is the status apply records before the supervisor runs.

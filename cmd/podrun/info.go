@@ -37,6 +37,7 @@ type Info struct {
 	Go        string            `json:"go"`
 	Platform  string            `json:"platform"`
 	Libraries map[string]string `json:"libraries"`
+	Shim      ShimInfo          `json:"shim"`
 	Host      HostInfo          `json:"host"`
 	Warnings  []string          `json:"warnings"`
 }
@@ -102,7 +103,11 @@ func gatherInfo(driver string) Info {
 	if v := libseccompVersion(); v != "" {
 		info.Libraries["libseccomp"] = v
 	}
+	info.Shim = shimInfo()
 	info.Host, info.Warnings = hostInfo(driver, true)
+	if info.Shim.Problem != "" {
+		info.Warnings = append([]string{shimName + " " + info.Shim.Problem}, info.Warnings...)
+	}
 	return info
 }
 
@@ -196,6 +201,7 @@ func contains(list []string, s string) bool {
 
 func printInfo(info Info) {
 	fmt.Printf("podrun %s\n", info.Version)
+	fmt.Printf("%s: %s\n", shimName, info.Shim)
 	fmt.Printf("go: %s %s\n", info.Go, info.Platform)
 	fmt.Println("libraries:")
 	for _, l := range append(append([]string{}, infoLibraries...), "libseccomp") {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -8,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/podrun/podrun/internal/errdefs"
 	"github.com/podrun/podrun/runtime"
@@ -30,6 +32,62 @@ func shimPath() (string, error) {
 		return "", fmt.Errorf("%s must be installed next to %s (make build and make release make both): %w", shimName, exe, err)
 	}
 	return p, nil
+}
+
+// ShimInfo is the podrun-shim this CLI runs, as `podrun version` and
+// `podrun info` report it.
+type ShimInfo struct {
+	Path    string `json:"path"`
+	Version string `json:"version,omitempty"`
+	// Problem says why pods will not work with it: missing, not runnable,
+	// or a version other than this CLI's (a half-installed upgrade).
+	Problem string `json:"problem,omitempty"`
+}
+
+// shimInfo finds podrun-shim next to this binary and asks its version.
+func shimInfo() ShimInfo {
+	exe, err := os.Executable()
+	if err != nil {
+		return ShimInfo{Path: shimName, Problem: err.Error()}
+	}
+	return shimInfoIn(filepath.Dir(exe), version)
+}
+
+// shimInfoIn is shimInfo for podrun-shim in dir and a CLI of cliVersion.
+func shimInfoIn(dir, cliVersion string) ShimInfo {
+	info := ShimInfo{Path: filepath.Join(dir, shimName)}
+	if _, err := os.Stat(info.Path); err != nil {
+		info.Problem = fmt.Sprintf("missing: pods cannot start (install %s next to podrun: make build and make release make both)", shimName)
+		return info
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, info.Path, "version").Output()
+	name, v, ok := strings.Cut(strings.TrimSpace(string(out)), " ")
+	if err != nil || !ok || name != shimName {
+		if err == nil {
+			err = fmt.Errorf("unexpected output %q", strings.TrimSpace(string(out)))
+		}
+		info.Problem = fmt.Sprintf("cannot be run (%v): pods cannot start", err)
+		return info
+	}
+	info.Version = v
+	if v != cliVersion {
+		info.Problem = fmt.Sprintf("version %s is not podrun's %s: install both binaries of one release", v, cliVersion)
+	}
+	return info
+}
+
+// String is the one line `podrun version` and `podrun info` print.
+func (s ShimInfo) String() string {
+	out := s.Path
+	if s.Version != "" {
+		out += " " + s.Version
+	}
+	if s.Problem != "" {
+		out += " (" + s.Problem + ")"
+	}
+	return out
 }
 
 // execInPod runs args in a running container of rec through podrun-shim, as

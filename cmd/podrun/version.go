@@ -15,9 +15,10 @@ func versionCommand() *cli.Command {
 	return &cli.Command{
 		Name:        "version",
 		Description: "Examples:\n  # The version of this binary\n  podrun version",
-		Usage:       "print podrun's version and what it is built with",
+		Usage:       "print podrun's version, podrun-shim's path and version, and what podrun is built with",
 		Action: func(c *cli.Context) error {
 			fmt.Printf("podrun %s\n", version)
+			fmt.Printf("%s: %s\n", shimName, shimInfo())
 			fmt.Printf("go: %s %s/%s\n", goruntime.Version(), goruntime.GOOS, goruntime.GOARCH)
 			if bi, ok := debug.ReadBuildInfo(); ok {
 				for _, d := range bi.Deps {
