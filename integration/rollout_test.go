@@ -76,7 +76,7 @@ func TestRolloutHistoryAndUndo(t *testing.T) {
 	if revs["1"] != "8080" || revs["2"] != "8081" {
 		t.Errorf("revisions of the replica sets: %v", revs)
 	}
-	if r := e.must("rollout", "history", "deployment/web"); !regexp.MustCompile(`^deployment.apps/web \nREVISION\s+CHANGE-CAUSE\n1\s+<none>\n2\s+<none>\n\n$`).MatchString(r.stdout) {
+	if r := e.must("rollout", "history", "deployment/web"); r.stdout != "deployment.apps/web \nREVISION  CHANGE-CAUSE\n1         <none>\n2         <none>\n\n" {
 		t.Errorf("rollout history printed %q", r.stdout)
 	}
 	if r := e.must("rollout", "history", "deploy", "web", "--revision", "1"); !strings.HasPrefix(r.stdout, "deployment.apps/web with revision #1\nPod Template:\n") || !strings.Contains(r.stdout, "-p 8080") {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"sort"
 	"strconv"
+	"text/tabwriter"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -13,7 +14,6 @@ import (
 
 	"github.com/podrun/podrun/controllers"
 	"github.com/podrun/podrun/internal/errdefs"
-	"github.com/podrun/podrun/printers"
 	"github.com/podrun/podrun/store"
 )
 
@@ -192,7 +192,7 @@ func runRolloutHistory(c *cli.Context) error {
 			tmpl.Annotations[controllers.ChangeCauseAnnotation] = cause
 		}
 		fmt.Printf("%swith revision #%d\n", head, rev)
-		w := printers.NewTabWriter(os.Stdout)
+		w := historyTabWriter()
 		describePodTemplate(w, tmpl)
 		if err := w.Flush(); err != nil {
 			return err
@@ -206,7 +206,7 @@ func runRolloutHistory(c *cli.Context) error {
 	}
 	sort.Slice(nums, func(i, j int) bool { return nums[i] < nums[j] })
 	fmt.Printf("%s\n", head)
-	w := printers.NewTabWriter(os.Stdout)
+	w := historyTabWriter()
 	fmt.Fprintf(w, "REVISION\tCHANGE-CAUSE\n")
 	for _, r := range nums {
 		cause := revs[r].Annotations[controllers.ChangeCauseAnnotation]
@@ -275,6 +275,11 @@ func runRolloutUndo(c *cli.Context) error {
 	fmt.Printf("%s/%s %s\n", store.DeploymentKind.Resource(), names[0], result)
 	ensureControllers(c)
 	return nil
+}
+
+// historyTabWriter is the tabwriter of kubectl's tabbedString (history.go).
+func historyTabWriter() *tabwriter.Writer {
+	return tabwriter.NewWriter(os.Stdout, 0, 8, 2, ' ', 0)
 }
 
 var errUnchangedUndo = errors.New("unchanged")
