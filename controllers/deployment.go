@@ -10,6 +10,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/podrun/podrun/store"
@@ -156,6 +157,9 @@ func syncDeployment(c *Context, obj store.Object) error {
 	d := obj.(*appsv1.Deployment)
 	s := &deploymentState{c: c, d: d}
 	objs, _ := c.L.List(store.ReplicaSetKind, d.Namespace)
+	if err := claimReplicaSets(c, d, objs); err != nil {
+		return err
+	}
 	for _, o := range objs {
 		rs := o.(*appsv1.ReplicaSet)
 		if ref := metav1.GetControllerOf(rs); ref == nil || ref.UID != d.UID {
@@ -614,4 +618,62 @@ func setCondition(st *appsv1.DeploymentStatus, t appsv1.DeploymentConditionType,
 		return
 	}
 	st.Conditions = append(st.Conditions, cond)
+}
+
+// claimReplicaSets is ControllerRefManager.ClaimReplicaSets: a ReplicaSet of
+// the namespace with no controller whose labels match the Deployment's
+// selector is adopted (its controller ownerReference added); one the
+// Deployment controls whose labels no longer match is released. objs are
+// updated in place.
+func claimReplicaSets(c *Context, d *appsv1.Deployment, objs []store.Object) error {
+	sel, err := metav1.LabelSelectorAsSelector(d.Spec.Selector)
+	if err != nil || d.Spec.Selector == nil || sel.Empty() {
+		return err
+	}
+	for _, o := range objs {
+		rs := o.(*appsv1.ReplicaSet)
+		if rs.DeletionTimestamp != nil {
+			continue
+		}
+		ref := metav1.GetControllerOf(rs)
+		matches := sel.Matches(labels.Set(rs.Labels))
+		var change func(refs []metav1.OwnerReference) []metav1.OwnerReference
+		switch {
+		case ref == nil && matches:
+			change = func(refs []metav1.OwnerReference) []metav1.OwnerReference {
+				return append(refs, ControllerRef(store.DeploymentKind, d))
+			}
+		case ref != nil && ref.UID == d.UID && !matches:
+			change = func(refs []metav1.OwnerReference) []metav1.OwnerReference {
+				var out []metav1.OwnerReference
+				for _, r := range refs {
+					if r.UID != d.UID {
+						out = append(out, r)
+					}
+				}
+				return out
+			}
+		default:
+			continue
+		}
+		err := c.L.Update(store.ReplicaSetKind, rs.Namespace, rs.Name, func(cur store.Object) error {
+			if cur.GetUID() != rs.UID {
+				return errUnchanged
+			}
+			if r := metav1.GetControllerOf(cur); ref == nil && r != nil {
+				return errUnchanged // claimed meanwhile
+			}
+			cur.SetOwnerReferences(change(cur.GetOwnerReferences()))
+			return nil
+		})
+		if err == errUnchanged {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		rs.OwnerReferences = change(rs.OwnerReferences)
+		c.Log.Info("claimed replica set", "replicaset", rs.Namespace+"/"+rs.Name, "deployment", d.Name, "adopted", ref == nil)
+	}
+	return nil
 }

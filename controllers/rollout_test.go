@@ -159,3 +159,49 @@ func TestDeletedJobPods(t *testing.T) {
 		t.Errorf("a finished Job's tracking is kept: %v", deleted)
 	}
 }
+
+// ClaimReplicaSets: an orphan ReplicaSet with the selector's labels is
+// adopted (and, with the Deployment's template, is its new ReplicaSet: no
+// other is made); relabelled, it is released.
+func TestSyncDeploymentClaimsReplicaSets(t *testing.T) {
+	c := testContext(t)
+	one, deadline := int32(1), int32(600)
+	sel := &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}
+	d := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default"},
+		Spec:       appsv1.DeploymentSpec{Replicas: &one, ProgressDeadlineSeconds: &deadline, Selector: sel, Template: *template("busybox:1.28")},
+	}
+	rs := &appsv1.ReplicaSet{
+		ObjectMeta: metav1.ObjectMeta{Name: "orphan", Namespace: "default", Labels: map[string]string{"app": "web"}},
+		Spec:       appsv1.ReplicaSetSpec{Replicas: &one, Selector: sel, Template: *template("busybox:1.28")},
+	}
+	for k, o := range map[*store.Kind]store.Object{store.DeploymentKind: d, store.ReplicaSetKind: rs} {
+		if _, err := c.L.Put(k, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sync := func() {
+		t.Helper()
+		o, _ := c.L.Get(store.DeploymentKind, "default", "web")
+		if err := syncDeployment(c, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sync()
+	objs, _ := c.L.List(store.ReplicaSetKind, "default")
+	o, _ := c.L.Get(store.DeploymentKind, "default", "web")
+	if ref := metav1.GetControllerOf(objs[0]); len(objs) != 1 || ref == nil || ref.UID != o.GetUID() || ref.Kind != "Deployment" {
+		t.Fatalf("%d replica sets, the first's controller %+v", len(objs), ref)
+	}
+	if err := c.L.Update(store.ReplicaSetKind, "default", "orphan", func(o store.Object) error {
+		o.SetLabels(map[string]string{"app": "other"})
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	sync()
+	released, _ := c.L.Get(store.ReplicaSetKind, "default", "orphan")
+	if ref := metav1.GetControllerOf(released); ref != nil {
+		t.Errorf("a relabelled replica set is still controlled by %+v", ref)
+	}
+}
