@@ -355,3 +355,30 @@ func TestReplicaSetAdoptsAndReleasesPods(t *testing.T) {
 	})
 	e.must("delete", "pod", "pod-adoption-release")
 }
+
+// A Deployment adopts an orphan ReplicaSet its selector matches
+// (ClaimReplicaSets; test/e2e/apps deployment.go "ReplicaSet orphaning and
+// adoption regarding controllerRef"): with the Deployment's template it is
+// the new ReplicaSet, revision 1, and its pod is kept.
+func TestDeploymentAdoptsOrphanReplicaSet(t *testing.T) {
+	e := newEnv(t)
+	e.deleteAtEnd("deployment/web")
+	e.deleteAtEnd("rs/web-orphan")
+	m := deployment(1, "{type: RollingUpdate}", 8080)
+	rsManifest := strings.NewReplacer("kind: Deployment", "kind: ReplicaSet", "  name: web\n", "  name: web-orphan\n  labels: {app: web}\n", "  strategy: {type: RollingUpdate}\n", "").Replace(m)
+	e.apply(rsManifest)
+	pods := e.waitPods("app=web", time.Minute, "1 running", running(1))
+	e.apply(m)
+	e.must("rollout", "status", "deployment/web", "--timeout", "2m")
+	rsets := e.replicaSets()
+	d := e.deploymentObj()
+	if len(rsets) != 1 || rsets[0].Name != "web-orphan" {
+		t.Fatalf("replica sets %d (want the adopted one only)", len(rsets))
+	}
+	if ref := metav1.GetControllerOf(&rsets[0]); ref == nil || ref.UID != d.UID || rsets[0].Annotations["deployment.kubernetes.io/revision"] != "1" {
+		t.Errorf("replica set controller %+v annotations %v", ref, rsets[0].Annotations)
+	}
+	if after := e.waitPods("app=web", time.Minute, "1 running", running(1)); after[0].Name != pods[0].Name {
+		t.Errorf("the adopted replica set's pod %s was replaced by %s", pods[0].Name, after[0].Name)
+	}
+}
