@@ -18,6 +18,7 @@ import (
 	"sync"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -393,6 +394,16 @@ func (ct *controllers) pass(l store.Layout, exe, shim, logLevel string, log *slo
 			c.DeletePod(p, "", false)
 		}
 	}
+	// The Jobs' deleted-pod tracking is kept while they run.
+	runningJobs := map[types.UID]bool{}
+	for _, it := range items {
+		if j, ok := it.obj.(*batchv1.Job); ok {
+			if _, done := jobFinished(j); !done {
+				runningJobs[j.UID] = true
+			}
+		}
+	}
+	c.forgetJobTracking(runningJobs)
 	for _, it := range items {
 		if ref := metav1.GetControllerOf(it.obj); ref != nil && isWorkloadKind(ref.Kind) && !c.objects[ref.UID] {
 			_ = l.Remove(it.k.Store, it.obj.GetNamespace(), it.obj.GetName())

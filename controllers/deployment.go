@@ -10,6 +10,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/podrun/podrun/store"
@@ -23,6 +24,14 @@ const (
 	RevisionAnnotation        = "deployment.kubernetes.io/revision"
 	DesiredReplicasAnnotation = "deployment.kubernetes.io/desired-replicas"
 	MaxReplicasAnnotation     = "deployment.kubernetes.io/max-replicas"
+	RevisionHistoryAnnotation = "deployment.kubernetes.io/revision-history"
+	// RestartedAtAnnotation is what `rollout restart` sets on the pod
+	// template (kubectl's objectrestarter).
+	RestartedAtAnnotation = "kubectl.kubernetes.io/restartedAt"
+	// ChangeCauseAnnotation is the CHANGE-CAUSE of `rollout history`.
+	ChangeCauseAnnotation = "kubernetes.io/change-cause"
+	lastAppliedAnnotation = "kubectl.kubernetes.io/last-applied-configuration"
+	deprecatedRollbackTo  = "deprecated.deployment.rollback.to"
 
 	ReasonNewRSAvailable      = "NewReplicaSetAvailable"
 	ReasonRSUpdated           = "ReplicaSetUpdated"
@@ -31,7 +40,27 @@ const (
 	ReasonTimedOut            = "ProgressDeadlineExceeded"
 	ReasonMinimumAvailable    = "MinimumReplicasAvailable"
 	ReasonMinimumNotAvailable = "MinimumReplicasUnavailable"
+	ReasonPaused              = "DeploymentPaused"
+	ReasonResumed             = "DeploymentResumed"
 )
+
+// AnnotationsToSkip are the Deployment's annotations that are not copied to
+// its ReplicaSets, nor back on a rollback (deploymentutil.annotationsToSkip).
+var AnnotationsToSkip = map[string]bool{
+	lastAppliedAnnotation:     true,
+	RevisionAnnotation:        true,
+	RevisionHistoryAnnotation: true,
+	DesiredReplicasAnnotation: true,
+	MaxReplicasAnnotation:     true,
+	deprecatedRollbackTo:      true,
+}
+
+// Revision is a ReplicaSet's (or a Deployment's) revision number
+// (deploymentutil.Revision); 0 when it has none.
+func Revision(o metav1.Object) int64 {
+	r, _ := strconv.ParseInt(o.GetAnnotations()[RevisionAnnotation], 10, 64)
+	return r
+}
 
 // ResolveFenceposts is the deployment controller's ResolveFenceposts: maxSurge
 // and maxUnavailable as numbers of pods for desired replicas, percentages
@@ -128,6 +157,9 @@ func syncDeployment(c *Context, obj store.Object) error {
 	d := obj.(*appsv1.Deployment)
 	s := &deploymentState{c: c, d: d}
 	objs, _ := c.L.List(store.ReplicaSetKind, d.Namespace)
+	if err := claimReplicaSets(c, d, objs); err != nil {
+		return err
+	}
 	for _, o := range objs {
 		rs := o.(*appsv1.ReplicaSet)
 		if ref := metav1.GetControllerOf(rs); ref == nil || ref.UID != d.UID {
@@ -144,7 +176,11 @@ func syncDeployment(c *Context, obj store.Object) error {
 	})
 	var reason, msg string
 	var err error
-	if !d.Spec.Paused {
+	if d.Spec.Paused {
+		// sync (sync.go): a paused Deployment is scaled, never rolled out;
+		// no ReplicaSet is made for a changed template.
+		err = s.scalePaused()
+	} else {
 		switch d.Spec.Strategy.Type {
 		case appsv1.RecreateDeploymentStrategyType:
 			reason, msg, err = s.rolloutRecreate()
@@ -152,8 +188,54 @@ func syncDeployment(c *Context, obj store.Object) error {
 			reason, msg, err = s.rolloutRolling()
 		}
 	}
+	if err == nil {
+		err = s.syncRevision()
+	}
 	if serr := s.syncStatus(reason, msg); err == nil {
 		err = serr
+	}
+	return err
+}
+
+// scalePaused is the deployment controller's scale for a paused Deployment
+// when one ReplicaSet is active (FindActiveOrLatest): that one gets the
+// Deployment's replicas. With several active (a rollout paused midway) the
+// proportional scaling of kube-controller-manager is not done: they stay.
+func (s *deploymentState) scalePaused() error {
+	var active []*appsv1.ReplicaSet
+	for _, rs := range s.all() {
+		if replicas(rs.Spec.Replicas) > 0 {
+			active = append(active, rs)
+		}
+	}
+	switch {
+	case len(active) == 1:
+		return s.scale(active[0], replicas(s.d.Spec.Replicas))
+	case len(active) == 0 && s.newRS != nil:
+		return s.scale(s.newRS, replicas(s.d.Spec.Replicas))
+	}
+	return nil
+}
+
+// syncRevision writes the new ReplicaSet's revision on the Deployment
+// (SetDeploymentRevision in getNewReplicaSet).
+func (s *deploymentState) syncRevision() error {
+	if s.newRS == nil {
+		return nil
+	}
+	rev := s.newRS.Annotations[RevisionAnnotation]
+	if rev == "" || s.d.Annotations[RevisionAnnotation] == rev {
+		return nil
+	}
+	err := s.c.UpdateStatus(store.DeploymentKind, s.d, func(cur store.Object) bool {
+		if cur.GetAnnotations()[RevisionAnnotation] == rev {
+			return false
+		}
+		setAnnotation(cur, RevisionAnnotation, rev)
+		return true
+	})
+	if err == nil {
+		setAnnotation(s.d, RevisionAnnotation, rev)
 	}
 	return err
 }
@@ -171,12 +253,20 @@ func (s *deploymentState) ensureNewRS() (string, string, error) {
 		}
 	}
 	if s.newRS != nil {
-		// A template rolled back to: its ReplicaSet gets the next revision.
-		if r, _ := strconv.ParseInt(s.newRS.Annotations[RevisionAnnotation], 10, 64); r <= maxRev {
+		// A template rolled back to: its ReplicaSet gets the next revision,
+		// the one it had goes to its revision history, and the
+		// Deployment's annotations are copied again
+		// (SetNewReplicaSetAnnotations).
+		if r := Revision(s.newRS); r <= maxRev {
 			err := s.c.L.Update(store.ReplicaSetKind, d.Namespace, s.newRS.Name, func(o store.Object) error {
-				setAnnotation(o, RevisionAnnotation, strconv.FormatInt(maxRev+1, 10))
+				setReplicaSetAnnotations(d, o, maxRev+1)
 				return nil
 			})
+			if err == nil {
+				if o, gerr := s.c.L.Get(store.ReplicaSetKind, d.Namespace, s.newRS.Name); gerr == nil {
+					s.newRS = o.(*appsv1.ReplicaSet)
+				}
+			}
 			return "", "", err
 		}
 		return "", "", nil
@@ -197,7 +287,6 @@ func (s *deploymentState) ensureNewRS() (string, string, error) {
 		ObjectMeta: metav1.ObjectMeta{
 			Name: d.Name + "-" + hash, Namespace: d.Namespace, Labels: tmpl.Labels,
 			Annotations: map[string]string{
-				RevisionAnnotation:        strconv.FormatInt(maxRev+1, 10),
 				DesiredReplicasAnnotation: strconv.Itoa(int(replicas(d.Spec.Replicas))),
 				MaxReplicasAnnotation:     strconv.Itoa(int(replicas(d.Spec.Replicas) + MaxSurge(d))),
 			},
@@ -205,6 +294,7 @@ func (s *deploymentState) ensureNewRS() (string, string, error) {
 		},
 		Spec: appsv1.ReplicaSetSpec{Replicas: &zero, MinReadySeconds: d.Spec.MinReadySeconds, Selector: sel, Template: *tmpl},
 	}
+	setReplicaSetAnnotations(d, rs, maxRev+1)
 	if existing, err := s.c.L.Get(store.ReplicaSetKind, d.Namespace, rs.Name); err == nil {
 		// The name is another template's (a hash collision): the next name.
 		if ref := metav1.GetControllerOf(existing); ref == nil || ref.UID != d.UID || !EqualIgnoreHash(&existing.(*appsv1.ReplicaSet).Spec.Template, &d.Spec.Template) {
@@ -233,6 +323,29 @@ func (s *deploymentState) ensureNewRS() (string, string, error) {
 	s.newRS = stored.(*appsv1.ReplicaSet)
 	s.c.Log.Info("created replica set", "deployment", d.Namespace+"/"+d.Name, "replicaset", rs.Name)
 	return ReasonNewRSCreated, fmt.Sprintf("Created new replica set %q", rs.Name), nil
+}
+
+// setReplicaSetAnnotations is deploymentutil.SetNewReplicaSetAnnotations:
+// the Deployment's annotations (but AnnotationsToSkip) copied to its new
+// ReplicaSet, which gets revision rev; a revision it had before is appended
+// to its revision-history annotation.
+func setReplicaSetAnnotations(d *appsv1.Deployment, rs store.Object, rev int64) {
+	for k, v := range d.Annotations {
+		if !AnnotationsToSkip[k] {
+			setAnnotation(rs, k, v)
+		}
+	}
+	old := rs.GetAnnotations()[RevisionAnnotation]
+	if o, _ := strconv.ParseInt(old, 10, 64); old != "" && o < rev {
+		hist := rs.GetAnnotations()[RevisionHistoryAnnotation]
+		if hist == "" {
+			hist = old
+		} else {
+			hist += "," + old
+		}
+		setAnnotation(rs, RevisionHistoryAnnotation, hist)
+	}
+	setAnnotation(rs, RevisionAnnotation, strconv.FormatInt(rev, 10))
 }
 
 func setAnnotation(o store.Object, k, v string) {
@@ -445,7 +558,22 @@ func (s *deploymentState) syncStatus(reason, msg string) error {
 	if s.newRS != nil {
 		rsName = s.newRS.Name
 	}
-	if d.Spec.ProgressDeadlineSeconds != nil && *d.Spec.ProgressDeadlineSeconds != math.MaxInt32 && !d.Spec.Paused {
+	hasDeadline := d.Spec.ProgressDeadlineSeconds != nil && *d.Spec.ProgressDeadlineSeconds != math.MaxInt32
+	if hasDeadline {
+		// checkPausedConditions (sync.go): Unknown with DeploymentPaused
+		// while paused, DeploymentResumed once resumed; a timed-out
+		// rollout keeps its condition.
+		cur := getCondition(st, appsv1.DeploymentProgressing)
+		pausedCond := cur != nil && cur.Reason == ReasonPaused
+		switch {
+		case cur != nil && cur.Reason == ReasonTimedOut:
+		case d.Spec.Paused && !pausedCond:
+			setCondition(&st, appsv1.DeploymentProgressing, corev1.ConditionUnknown, ReasonPaused, "Deployment is paused", now)
+		case !d.Spec.Paused && pausedCond:
+			setCondition(&st, appsv1.DeploymentProgressing, corev1.ConditionUnknown, ReasonResumed, "Deployment is resumed", now)
+		}
+	}
+	if hasDeadline && !d.Spec.Paused {
 		cur := getCondition(st, appsv1.DeploymentProgressing)
 		switch {
 		case complete(d, st):
@@ -490,4 +618,62 @@ func setCondition(st *appsv1.DeploymentStatus, t appsv1.DeploymentConditionType,
 		return
 	}
 	st.Conditions = append(st.Conditions, cond)
+}
+
+// claimReplicaSets is ControllerRefManager.ClaimReplicaSets: a ReplicaSet of
+// the namespace with no controller whose labels match the Deployment's
+// selector is adopted (its controller ownerReference added); one the
+// Deployment controls whose labels no longer match is released. objs are
+// updated in place.
+func claimReplicaSets(c *Context, d *appsv1.Deployment, objs []store.Object) error {
+	sel, err := metav1.LabelSelectorAsSelector(d.Spec.Selector)
+	if err != nil || d.Spec.Selector == nil || sel.Empty() {
+		return err
+	}
+	for _, o := range objs {
+		rs := o.(*appsv1.ReplicaSet)
+		if rs.DeletionTimestamp != nil {
+			continue
+		}
+		ref := metav1.GetControllerOf(rs)
+		matches := sel.Matches(labels.Set(rs.Labels))
+		var change func(refs []metav1.OwnerReference) []metav1.OwnerReference
+		switch {
+		case ref == nil && matches:
+			change = func(refs []metav1.OwnerReference) []metav1.OwnerReference {
+				return append(refs, ControllerRef(store.DeploymentKind, d))
+			}
+		case ref != nil && ref.UID == d.UID && !matches:
+			change = func(refs []metav1.OwnerReference) []metav1.OwnerReference {
+				var out []metav1.OwnerReference
+				for _, r := range refs {
+					if r.UID != d.UID {
+						out = append(out, r)
+					}
+				}
+				return out
+			}
+		default:
+			continue
+		}
+		err := c.L.Update(store.ReplicaSetKind, rs.Namespace, rs.Name, func(cur store.Object) error {
+			if cur.GetUID() != rs.UID {
+				return errUnchanged
+			}
+			if r := metav1.GetControllerOf(cur); ref == nil && r != nil {
+				return errUnchanged // claimed meanwhile
+			}
+			cur.SetOwnerReferences(change(cur.GetOwnerReferences()))
+			return nil
+		})
+		if err == errUnchanged {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		rs.OwnerReferences = change(rs.OwnerReferences)
+		c.Log.Info("claimed replica set", "replicaset", rs.Namespace+"/"+rs.Name, "deployment", d.Name, "adopted", ref == nil)
+	}
+	return nil
 }

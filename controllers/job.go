@@ -73,7 +73,10 @@ func syncJob(c *Context, obj store.Object) error {
 	for _, p := range c.OwnedPods(job.UID) {
 		live[p] = true
 	}
-	jp := classifyJobPods(c.AllOwnedPods(job.UID), func(p *corev1.Pod) bool { return !live[p] })
+	all := c.AllOwnedPods(job.UID)
+	jp := classifyJobPods(all, func(p *corev1.Pod) bool { return !live[p] })
+	// Pods deleted before they finished count as failed (see jobTracking).
+	tracking, deletedPods := c.deletedJobPods(job.UID, all)
 	st := job.Status.DeepCopy()
 	now := metav1.NewTime(c.Now)
 	suspended := job.Spec.Suspend != nil && *job.Spec.Suspend
@@ -111,6 +114,9 @@ func syncJob(c *Context, obj store.Object) error {
 	var failed int32
 	sort.SliceStable(jp.failed, func(i, j int) bool { return finishedAt(jp.failed[i]).Before(finishedAt(jp.failed[j])) })
 	for _, p := range jp.failed {
+		if deletedPods[p.UID] {
+			continue // counted below
+		}
 		action, msg, matched := MatchPodFailurePolicy(job.Spec.PodFailurePolicy, p)
 		if matched && action == batchv1.PodFailurePolicyActionIgnore {
 			jp.ignored[p] = true
@@ -121,6 +127,7 @@ func syncJob(c *Context, obj store.Object) error {
 			failTarget = &batchv1.JobCondition{Reason: batchv1.JobReasonPodFailurePolicy, Message: msg}
 		}
 	}
+	failed += int32(len(deletedPods))
 	st.Failed = max(st.Failed, failed)
 
 	var finish *batchv1.JobCondition // FailureTarget or SuccessCriteriaMet
@@ -196,6 +203,9 @@ func syncJob(c *Context, obj store.Object) error {
 	st.Ready = &ready
 	term := int32(jp.terminating)
 	st.Terminating = &term
+	if terr := c.saveJobTracking(job.UID, tracking, active, deletedPods); terr != nil && err == nil {
+		err = terr
+	}
 	if uerr := c.UpdateStatus(store.JobKind, job, func(cur store.Object) bool {
 		j := cur.(*batchv1.Job)
 		if reflect.DeepEqual(j.Status, *st) {

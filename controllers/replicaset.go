@@ -23,10 +23,14 @@ const burstReplicas = 500
 // manageReplicas (pkg/controller/replicaset/replica_set.go): finished pods
 // are deleted (podrun has no pod garbage collector, see DeletePod's backoff),
 // missing replicas made, extra ones deleted in ActivePods order, and the
-// status (replicas, readyReplicas, availableReplicas) written. Orphan pods
-// matching the selector are not adopted.
+// status (replicas, readyReplicas, availableReplicas) written. Pods are
+// claimed first (ClaimPods): orphans matching the selector adopted, owned
+// ones that no longer match released.
 func syncReplicaSet(c *Context, obj store.Object) error {
 	rs := obj.(*appsv1.ReplicaSet)
+	if err := c.ClaimPods(store.ReplicaSetKind, rs, rs.Spec.Selector); err != nil {
+		return err
+	}
 	active := c.ReplacingFinished(rs.UID)
 	want := int32(1)
 	if rs.Spec.Replicas != nil {
@@ -162,4 +166,66 @@ func (ct *controllers) resetBackoff(uid types.UID) {
 	ct.mu.Lock()
 	defer ct.mu.Unlock()
 	delete(ct.backoff, uid)
+}
+
+// ClaimPods is the ControllerRefManager's ClaimPods
+// (pkg/controller/controller_ref_manager.go) over the pass's pods of the
+// owner's namespace: an active pod with no controller whose labels match
+// the selector is adopted (the owner's controller ownerReference added); a
+// pod the owner controls whose labels no longer match is released (that
+// ownerReference removed). Pods being deleted are neither adopted nor
+// released. The pass's view of the pods follows.
+func (c *Context) ClaimPods(k *store.Kind, owner store.Object, selector *metav1.LabelSelector) error {
+	sel, err := metav1.LabelSelectorAsSelector(selector)
+	if err != nil {
+		return err
+	}
+	if selector == nil || sel.Empty() {
+		return nil // validation requires a selector; an empty one claims nothing
+	}
+	for _, p := range c.pods {
+		if p.Namespace != owner.GetNamespace() || p.DeletionTimestamp != nil {
+			continue
+		}
+		ref := metav1.GetControllerOf(p)
+		matches := sel.Matches(labels.Set(p.Labels))
+		var change func([]metav1.OwnerReference) []metav1.OwnerReference
+		switch {
+		case ref != nil && ref.UID == owner.GetUID() && !matches:
+			// ReleasePod
+			change = func(refs []metav1.OwnerReference) []metav1.OwnerReference {
+				var out []metav1.OwnerReference
+				for _, r := range refs {
+					if r.UID != owner.GetUID() {
+						out = append(out, r)
+					}
+				}
+				return out
+			}
+		case ref == nil && matches && IsPodActive(p):
+			// AdoptPod
+			change = func(refs []metav1.OwnerReference) []metav1.OwnerReference {
+				for _, r := range refs {
+					if ref := r; ref.Controller != nil && *ref.Controller {
+						return refs // claimed meanwhile
+					}
+				}
+				return append(refs, ControllerRef(k, owner))
+			}
+		default:
+			continue
+		}
+		refs, err := c.L.UpdatePodOwners(p.Namespace, p.Name, p.UID, change)
+		if err != nil {
+			c.Log.Warn("claiming pod", "pod", p.Namespace+"/"+p.Name, "owner", k.Name+"/"+owner.GetName(), "err", err)
+			continue
+		}
+		p.OwnerReferences = refs
+		if ref == nil {
+			c.Log.Info("adopted pod", "pod", p.Namespace+"/"+p.Name, "owner", k.Name+"/"+owner.GetName())
+		} else {
+			c.Log.Info("released pod", "pod", p.Namespace+"/"+p.Name, "owner", k.Name+"/"+owner.GetName())
+		}
+	}
+	return nil
 }

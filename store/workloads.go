@@ -7,6 +7,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 )
 
 func init() {
@@ -40,14 +41,57 @@ func WorkloadKind(name, plural, group, version string, aliases []string, newObje
 		Aliases:   append(aliases, singular+"."+group, plural+"."+group),
 		newObject: func() object { return newObject() },
 		same: func(a, b object) bool {
+			if c, ok := b.(interface{ DeepCopyObject() runtime.Object }); ok {
+				b = c.DeepCopyObject().(object)
+				keepControllerFields(a, b)
+			}
 			return reflect.DeepEqual(field(a, "Spec").Interface(), field(b, "Spec").Interface()) && sameMeta(a, b)
 		},
 		immutable: func(object) bool { return false },
 		update: func(old, obj object) {
+			keepControllerFields(old, obj)
 			field(obj, "Status").Set(field(old, "Status"))
 			changed := !reflect.DeepEqual(field(old, "Spec").Interface(), field(obj, "Spec").Interface())
 			obj.SetGeneration(nextGeneration(old.GetGeneration(), changed))
 		},
+	}
+}
+
+// keepControllerFields carries over to an applied object what the
+// controllers and the rollout commands set and a manifest does not hold, as
+// kubectl apply's three-way merge keeps fields absent from the last applied
+// configuration: the deployment controller's revision annotations, the pod
+// template's restartedAt of `rollout restart`, and a Deployment's
+// spec.paused of `rollout pause`.
+func keepControllerFields(old, obj object) {
+	for _, k := range []string{"deployment.kubernetes.io/revision", "deployment.kubernetes.io/revision-history"} {
+		if v, ok := old.GetAnnotations()[k]; ok {
+			if _, set := obj.GetAnnotations()[k]; !set {
+				a := obj.GetAnnotations()
+				if a == nil {
+					a = map[string]string{}
+				}
+				a[k] = v
+				obj.SetAnnotations(a)
+			}
+		}
+	}
+	o, ok1 := old.(*appsv1.Deployment)
+	n, ok2 := obj.(*appsv1.Deployment)
+	if !ok1 || !ok2 {
+		return
+	}
+	if o.Spec.Paused && !n.Spec.Paused {
+		n.Spec.Paused = true
+	}
+	const restartedAt = "kubectl.kubernetes.io/restartedAt"
+	if v, ok := o.Spec.Template.Annotations[restartedAt]; ok {
+		if _, set := n.Spec.Template.Annotations[restartedAt]; !set {
+			if n.Spec.Template.Annotations == nil {
+				n.Spec.Template.Annotations = map[string]string{}
+			}
+			n.Spec.Template.Annotations[restartedAt] = v
+		}
 	}
 }
 

@@ -20,8 +20,8 @@ import (
 func rolloutCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "rollout",
-		Usage: "follow the rollout of a Deployment or DaemonSet",
-		Subcommands: []*cli.Command{{
+		Usage: "follow, undo, restart, pause and resume the rollouts of a Deployment (status: also a DaemonSet)",
+		Subcommands: append([]*cli.Command{{
 			Name:      "status",
 			Usage:     "wait until the rollout of a Deployment or DaemonSet is complete, as kubectl rollout status",
 			ArgsUsage: "deployment/NAME | daemonset/NAME | deployment NAME",
@@ -33,7 +33,7 @@ func rolloutCommand() *cli.Command {
 				&cli.BoolFlag{Name: "watch", Aliases: []string{"w"}, Value: true, Usage: "wait for the rollout to finish; --watch=false prints the status once"},
 			},
 			Action: runRolloutStatus,
-		}},
+		}}, rolloutRevisionCommands()...),
 	}
 }
 
@@ -179,40 +179,55 @@ func runRolloutStatus(c *cli.Context) error {
 func scaleCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "scale",
-		Usage:     "set the replicas of a Deployment or ReplicaSet",
-		ArgsUsage: "deployment/NAME | replicaset/NAME | deployment NAME  --replicas=N",
+		Usage:     "set the replicas of a Deployment, ReplicaSet or StatefulSet",
+		ArgsUsage: "deployment/NAME | replicaset/NAME | statefulset/NAME | KIND NAME...  --replicas=N [--current-replicas=M]",
 		Description: `Examples:
   # Three replicas of web
-  podrun scale deployment/web --replicas=3`,
+  podrun scale deployment/web --replicas=3
+  # Only if it has 2 now
+  podrun scale statefulset/db --current-replicas=2 --replicas=3`,
 		Flags: []cli.Flag{
 			&cli.IntFlag{Name: "replicas", Value: -1, Usage: "the new number of replicas"},
+			&cli.IntFlag{Name: "current-replicas", Value: -1, Usage: "precondition: scale only when the replicas are this many now (-1: no condition)"},
 		},
 		Action: func(c *cli.Context) error {
 			n := c.Int("replicas")
 			if n < 0 {
 				return usageError("--replicas=COUNT is required, and COUNT must be greater than or equal to 0")
 			}
+			cur := c.Int("current-replicas")
+			if cur < -1 {
+				return usageError("The --current-replicas must be greater than or equal to -1")
+			}
 			args := c.Args().Slice()
 			if len(args) == 0 {
-				return usageError("scale needs a deployment or replicaset: podrun scale deployment/NAME --replicas=N")
+				return usageError("scale needs a deployment, replicaset or statefulset: podrun scale deployment/NAME --replicas=N")
 			}
 			k, names, ok := kindSlashNames(args)
-			if !ok || len(names) == 0 || (k != store.DeploymentKind && k != store.ReplicaSetKind) {
-				return usageError("scale takes deployments or replicasets: deployment/NAME or replicaset/NAME")
+			if !ok || len(names) == 0 || (k != store.DeploymentKind && k != store.ReplicaSetKind && k != store.StatefulSetKind) {
+				return usageError("scale takes deployments, replicasets or statefulsets: deployment/NAME, replicaset/NAME or statefulset/NAME")
 			}
 			l := layout(c)
 			for _, name := range names {
 				err := l.Update(k, namespace(c), name, func(o store.Object) error {
-					r := int32(n)
+					// kubectl's scaler: the Scale subresource's replicas,
+					// checked against --current-replicas
+					// (ScalePrecondition.validate).
+					var spec **int32
+					var gen *int64
 					switch v := o.(type) {
 					case *appsv1.Deployment:
-						if replicasOf(v.Spec.Replicas) != r {
-							v.Spec.Replicas, v.Generation = &r, v.Generation+1
-						}
+						spec, gen = &v.Spec.Replicas, &v.Generation
 					case *appsv1.ReplicaSet:
-						if replicasOf(v.Spec.Replicas) != r {
-							v.Spec.Replicas, v.Generation = &r, v.Generation+1
-						}
+						spec, gen = &v.Spec.Replicas, &v.Generation
+					case *appsv1.StatefulSet:
+						spec, gen = &v.Spec.Replicas, &v.Generation
+					}
+					if cur != -1 && int(replicasOf(*spec)) != cur {
+						return fmt.Errorf("Expected replicas to be %d, was %d", cur, replicasOf(*spec))
+					}
+					if r := int32(n); replicasOf(*spec) != r {
+						*spec, *gen = &r, *gen+1
 					}
 					return nil
 				})

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"sync"
@@ -373,8 +374,17 @@ func describeWorkload(l store.Layout, o metav1.Object) {
 	if tmpl == nil {
 		return
 	}
+	describePodTemplate(w, tmpl)
+}
+
+// describePodTemplate is kubectl's DescribePodTemplate, in short: labels,
+// annotations when any, and the containers' images and commands.
+func describePodTemplate(w io.Writer, tmpl *corev1.PodTemplateSpec) {
 	fmt.Fprintf(w, "Pod Template:\n")
 	fmt.Fprintf(w, "  Labels:\t%s\n", orNone(labelsString(tmpl.Labels)))
+	if len(tmpl.Annotations) > 0 {
+		fmt.Fprintf(w, "  Annotations:\t%s\n", labelsString(tmpl.Annotations))
+	}
 	fmt.Fprintf(w, "  Containers:\n")
 	for _, c := range tmpl.Spec.Containers {
 		fmt.Fprintf(w, "   %s:\n", c.Name)

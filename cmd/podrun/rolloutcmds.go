@@ -1,0 +1,306 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strconv"
+	"text/tabwriter"
+	"time"
+
+	"github.com/urfave/cli/v2"
+	appsv1 "k8s.io/api/apps/v1"
+
+	"github.com/podrun/podrun/controllers"
+	"github.com/podrun/podrun/internal/errdefs"
+	"github.com/podrun/podrun/store"
+)
+
+// The rollout subcommands of a Deployment's revisions and pausing, as
+// kubectl's pkg/cmd/rollout with pkg/polymorphichelpers (history.go,
+// rollback.go, objectrestarter.go, objectpauser.go, objectresumer.go).
+func rolloutRevisionCommands() []*cli.Command {
+	return []*cli.Command{{
+		Name:      "history",
+		Usage:     "list a Deployment's revisions, or show the pod template of one",
+		ArgsUsage: "deployment/NAME [--revision N]",
+		Flags: []cli.Flag{
+			&cli.Int64Flag{Name: "revision", Usage: "show the pod template of this revision"},
+		},
+		Action: runRolloutHistory,
+	}, {
+		Name:      "undo",
+		Usage:     "roll a Deployment back to its previous revision, or to --to-revision",
+		ArgsUsage: "deployment/NAME [--to-revision N]",
+		Flags: []cli.Flag{
+			&cli.Int64Flag{Name: "to-revision", Usage: "the revision to roll back to (0: the previous one)"},
+		},
+		Action: runRolloutUndo,
+	}, {
+		Name:      "restart",
+		Usage:     "restart every pod of a Deployment by a new rollout (the restartedAt annotation on its pod template)",
+		ArgsUsage: "deployment/NAME...",
+		Action: func(c *cli.Context) error {
+			return patchDeployments(c, "restart", "restarted", func(d *appsv1.Deployment) (bool, error) {
+				if d.Spec.Paused {
+					return false, errors.New("can't restart paused deployment (run rollout resume first)")
+				}
+				if d.Spec.Template.Annotations == nil {
+					d.Spec.Template.Annotations = map[string]string{}
+				}
+				now := time.Now().Format(time.RFC3339)
+				if d.Spec.Template.Annotations[controllers.RestartedAtAnnotation] == now {
+					return false, fmt.Errorf("failed to create patch for %s: if restart has already been triggered within the past second, please wait before attempting to trigger another", d.Name)
+				}
+				d.Spec.Template.Annotations[controllers.RestartedAtAnnotation] = now
+				return true, nil
+			})
+		},
+	}, {
+		Name:      "pause",
+		Usage:     "stop rolling out a Deployment's template changes (spec.paused)",
+		ArgsUsage: "deployment/NAME...",
+		Action: func(c *cli.Context) error {
+			return patchDeployments(c, "pause", "paused", func(d *appsv1.Deployment) (bool, error) {
+				if d.Spec.Paused {
+					return false, errors.New("is already paused")
+				}
+				d.Spec.Paused = true
+				return true, nil
+			})
+		},
+	}, {
+		Name:      "resume",
+		Usage:     "roll out a paused Deployment again",
+		ArgsUsage: "deployment/NAME...",
+		Action: func(c *cli.Context) error {
+			return patchDeployments(c, "resume", "resumed", func(d *appsv1.Deployment) (bool, error) {
+				if !d.Spec.Paused {
+					return false, errors.New("is not paused")
+				}
+				d.Spec.Paused = false
+				return true, nil
+			})
+		},
+	}}
+}
+
+// rolloutDeployments reads the Deployment names of a rollout subcommand.
+func rolloutDeployments(c *cli.Context, verb string, one bool) ([]string, error) {
+	args := c.Args().Slice()
+	if len(args) == 0 {
+		return nil, usageError("rollout %s needs a deployment: podrun rollout %s deployment/NAME", verb, verb)
+	}
+	k, names, ok := kindSlashNames(args)
+	if !ok || len(names) == 0 || (one && len(names) != 1) {
+		return nil, usageError("rollout %s takes deployment/NAME or deployment NAME", verb)
+	}
+	if k != store.DeploymentKind {
+		return nil, failed("no %s has been implemented for %s (podrun keeps the revisions of Deployments only)", verb, k.Resource())
+	}
+	return names, nil
+}
+
+// patchDeployments changes each Deployment as change says and prints
+// kubectl's "deployment.apps/NAME <done>"; an error of change is kubectl's
+// `error: deployments.apps "NAME" <err>` (exit 1, the others still done).
+func patchDeployments(c *cli.Context, verb, done string, change func(*appsv1.Deployment) (bool, error)) error {
+	names, err := rolloutDeployments(c, verb, false)
+	if err != nil {
+		return err
+	}
+	l := layout(c)
+	k := store.DeploymentKind
+	var errs []error
+	for _, name := range names {
+		err := l.Update(k, namespace(c), name, func(o store.Object) error {
+			d := o.(*appsv1.Deployment)
+			before := d.Spec.DeepCopy()
+			if _, err := change(d); err != nil {
+				return err
+			}
+			if !equalSpec(before, &d.Spec) {
+				d.Generation++
+			}
+			return nil
+		})
+		if err != nil {
+			if errdefs.IsNotFound(err) {
+				errs = append(errs, err)
+			} else {
+				errs = append(errs, fmt.Errorf("%s.%s %q %v", k.Plural, k.Group, name, err))
+			}
+			continue
+		}
+		fmt.Printf("%s/%s %s\n", k.Resource(), name, done)
+	}
+	ensureControllers(c)
+	if len(errs) > 0 {
+		return failed("%v", errors.Join(errs...))
+	}
+	return nil
+}
+
+func equalSpec(a, b *appsv1.DeploymentSpec) bool {
+	return controllers.EqualIgnoreHash(&a.Template, &b.Template) && a.Paused == b.Paused
+}
+
+// revisionsOf returns a Deployment's ReplicaSets by revision (kubectl's
+// getDeploymentReplicaSets with deploymentutil.Revision).
+func revisionsOf(l store.Layout, d *appsv1.Deployment) map[int64]*appsv1.ReplicaSet {
+	out := map[int64]*appsv1.ReplicaSet{}
+	for _, rs := range ownedReplicaSets(l, d) {
+		if r := controllers.Revision(rs); r > 0 {
+			out[r] = rs
+		}
+	}
+	return out
+}
+
+// runRolloutHistory is DeploymentHistoryViewer.ViewHistory printed as
+// kubectl rollout history does: "deployment.apps/web " and the table, or
+// "with revision #N" and that revision's pod template.
+func runRolloutHistory(c *cli.Context) error {
+	names, err := rolloutDeployments(c, "history", true)
+	if err != nil {
+		return err
+	}
+	l := layout(c)
+	o, err := l.Get(store.DeploymentKind, namespace(c), names[0])
+	if err != nil {
+		return failed("%v", err)
+	}
+	d := o.(*appsv1.Deployment)
+	revs := revisionsOf(l, d)
+	rev := c.Int64("revision")
+	head := fmt.Sprintf("%s/%s ", store.DeploymentKind.Resource(), d.Name)
+	if len(revs) == 0 {
+		fmt.Printf("%s\nNo rollout history found.\n", head)
+		return nil
+	}
+	if rev > 0 {
+		rs, ok := revs[rev]
+		if !ok {
+			return failed("unable to find the specified revision")
+		}
+		tmpl := rs.Spec.Template.DeepCopy()
+		if cause := rs.Annotations[controllers.ChangeCauseAnnotation]; cause != "" {
+			if tmpl.Annotations == nil {
+				tmpl.Annotations = map[string]string{}
+			}
+			tmpl.Annotations[controllers.ChangeCauseAnnotation] = cause
+		}
+		fmt.Printf("%swith revision #%d\n", head, rev)
+		w := historyTabWriter()
+		describePodTemplate(w, tmpl)
+		if err := w.Flush(); err != nil {
+			return err
+		}
+		fmt.Println()
+		return nil
+	}
+	var nums []int64
+	for r := range revs {
+		nums = append(nums, r)
+	}
+	sort.Slice(nums, func(i, j int) bool { return nums[i] < nums[j] })
+	fmt.Printf("%s\n", head)
+	w := historyTabWriter()
+	fmt.Fprintf(w, "REVISION\tCHANGE-CAUSE\n")
+	for _, r := range nums {
+		cause := revs[r].Annotations[controllers.ChangeCauseAnnotation]
+		if cause == "" {
+			cause = "<none>"
+		}
+		fmt.Fprintf(w, "%s\t%s\n", strconv.FormatInt(r, 10), cause)
+	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	fmt.Println()
+	return nil
+}
+
+// runRolloutUndo is DeploymentRollbacker.Rollback: the template of the
+// ReplicaSet of the revision (the previous one by default) becomes the
+// Deployment's, with that ReplicaSet's annotations (but the controller's
+// own); the deployment controller then rolls out to it.
+func runRolloutUndo(c *cli.Context) error {
+	names, err := rolloutDeployments(c, "undo", true)
+	if err != nil {
+		return err
+	}
+	to := c.Int64("to-revision")
+	if to < 0 {
+		return failed("unable to find specified revision %d in history", to)
+	}
+	l := layout(c)
+	var result string
+	err = l.Update(store.DeploymentKind, namespace(c), names[0], func(o store.Object) error {
+		d := o.(*appsv1.Deployment)
+		if d.Spec.Paused {
+			return errors.New("you cannot rollback a paused deployment; resume it first with 'podrun rollout resume' and try again")
+		}
+		rs, err := revisionFor(l, d, to)
+		if err != nil {
+			return err
+		}
+		if controllers.EqualIgnoreHash(&rs.Spec.Template, &d.Spec.Template) {
+			result = fmt.Sprintf("skipped rollback (current template already matches revision %d)", to)
+			return errUnchangedUndo
+		}
+		tmpl := rs.Spec.Template.DeepCopy()
+		delete(tmpl.Labels, appsv1.DefaultDeploymentUniqueLabelKey)
+		annotations := map[string]string{}
+		for k := range controllers.AnnotationsToSkip {
+			if v, ok := d.Annotations[k]; ok {
+				annotations[k] = v
+			}
+		}
+		for k, v := range rs.Annotations {
+			if !controllers.AnnotationsToSkip[k] {
+				annotations[k] = v
+			}
+		}
+		d.Annotations = annotations
+		d.Spec.Template = *tmpl
+		d.Generation++
+		result = "rolled back"
+		return nil
+	})
+	if err != nil && !errors.Is(err, errUnchangedUndo) {
+		return failed("%v", err)
+	}
+	fmt.Printf("%s/%s %s\n", store.DeploymentKind.Resource(), names[0], result)
+	ensureControllers(c)
+	return nil
+}
+
+// historyTabWriter is the tabwriter of kubectl's tabbedString (history.go).
+func historyTabWriter() *tabwriter.Writer {
+	return tabwriter.NewWriter(os.Stdout, 0, 8, 2, ' ', 0)
+}
+
+var errUnchangedUndo = errors.New("unchanged")
+
+// revisionFor is kubectl's deploymentRevision: the ReplicaSet of revision
+// to, or with to 0 the one of the second highest revision.
+func revisionFor(l store.Layout, d *appsv1.Deployment, to int64) (*appsv1.ReplicaSet, error) {
+	revs := revisionsOf(l, d)
+	if to > 0 {
+		if rs, ok := revs[to]; ok {
+			return rs, nil
+		}
+		return nil, fmt.Errorf("unable to find specified revision %d in history", to)
+	}
+	var nums []int64
+	for r := range revs {
+		nums = append(nums, r)
+	}
+	sort.Slice(nums, func(i, j int) bool { return nums[i] > nums[j] })
+	if len(nums) < 2 {
+		return nil, fmt.Errorf("no rollout history found for deployment %q", d.Name)
+	}
+	return revs[nums[1]], nil
+}
