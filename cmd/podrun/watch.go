@@ -115,8 +115,8 @@ func (pw *podWatch) signal() {
 	}
 }
 
-// wait returns after a change, after d (when not 0), once a supervisor of
-// the given pods exits, or with ctx's error. Each supervisor is watched
+// wait returns after a change, after d (when not 0; recheckEvery when no
+// pods are given), once a supervisor of the given pods exits, or with ctx's error. Each supervisor is watched
 // through a pidfd, which turns readable when the process exits, so an idle
 // wait has no timer and wakes for nothing. Only a supervisor that cannot be
 // watched that way (no pidfd support) is tested every recheckEvery, a lock
@@ -147,6 +147,12 @@ func (pw *podWatch) wait(ctx context.Context, d time.Duration, watched ...*store
 		}
 	}
 	timed := d > 0
+	if len(watched) == 0 && !timed {
+		// A waiter on no pod in particular (get -w, wait --for=create)
+		// looks again every recheckEvery, as before: a pod whose supervisor
+		// died turns Unknown without a write.
+		d, timed = recheckEvery, true
+	}
 	if poll && (!timed || d > recheckEvery) {
 		d, timed = recheckEvery, false
 	}
