@@ -245,6 +245,43 @@ spec:
 	}
 }
 
+// apply --wait sleeps without a timer, and still notices at once that the
+// pod's supervisor died (its pidfd turns readable): the pod is Unknown and
+// the wait fails, not seconds later at the next look.
+func TestCLIApplyWaitSeesDeadSupervisor(t *testing.T) {
+	e := newCLIEnv(t)
+	w := e.start("apply", "-f", e.manifest(`
+apiVersion: v1
+kind: Pod
+metadata: {name: orphan}
+spec:
+  restartPolicy: Never
+  containers: [{name: app, image: busybox:1.28, command: ['sleep', '3600']}]
+`), "--wait")
+	// The pod is recorded by the apply in the background: look until it runs.
+	for deadline := time.Now().Add(60 * time.Second * timeoutScale); ; time.Sleep(100 * time.Millisecond) {
+		if r := e.podrun("get", "orphan", "-o", "jsonpath={.status.phase}"); r.code == 0 && r.stdout == "Running" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("pod orphan not Running; apply --wait: %q %q", w.lines(), w.stderr.String())
+		}
+	}
+	p := e.pod("orphan")
+	time.Sleep(500 * time.Millisecond) // the wait is asleep again
+	killed := time.Now()
+	e.crashSupervisor(string(p.UID))
+	code := w.exit(t, 30*time.Second)
+	took := time.Since(killed)
+	if code != 1 || !strings.Contains(w.stderr.String()+strings.Join(w.lines(), "\n"), "Unknown") {
+		t.Fatalf("apply --wait after its pod's supervisor died: exit %d, stdout %q, stderr %q; want exit 1, Unknown", code, w.lines(), w.stderr.String())
+	}
+	if limit := 2500 * time.Millisecond * timeoutScale; took > limit {
+		t.Errorf("apply --wait noticed the dead supervisor %s after the kill, want well under %s", took, limit)
+	}
+	e.must("delete", "orphan", "--force")
+}
+
 // A file whose second pod conflicts with a pod that exists creates nothing:
 // every conflict is found before the first object is stored.
 func TestCLIApplyConflictCreatesNothing(t *testing.T) {
