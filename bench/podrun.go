@@ -509,19 +509,25 @@ func smapsRollup(pid int) (rss, pss, anon int64, err error) {
 	return rss, pss, anon, nil
 }
 
-// waitCPU is the CPU time `apply --wait` uses while it waits: two waits of a
-// pod running `sleep short` and `sleep long`; the difference of their CPU
-// times over the difference of their wall times is the cost of waiting,
-// without the CLI's own start and the apply.
+// waitCPU is the CPU time `apply --wait` uses while it waits: pairs of waits
+// of a pod running `sleep short` and `sleep long`; the difference of a pair's
+// CPU times over the difference of their wall times is the cost of waiting,
+// without the CLI's own start and the apply. The long wait is 30 s longer, so
+// that the start's noise (tens of ms of CPU) does not dominate the figure,
+// and the median of waitPairs pairs is reported.
 type waitCPU struct {
-	short, long         time.Duration // wall time of each apply --wait
-	shortCPU, longCPU   time.Duration // user + system time of each
-	perMinute           time.Duration
+	short, long         time.Duration // wall time of each apply --wait (median)
+	shortCPU, longCPU   time.Duration // user + system time of each (median)
+	perMinute           time.Duration // median over the pairs
+	perMinuteAll        samples
 	shortSecs, longSecs int
 }
 
+// waitPairs is how many short/long pairs applyWaitCPU runs.
+const waitPairs = 3
+
 func applyWaitCPU(e *env) (*waitCPU, error) {
-	w := &waitCPU{shortSecs: 1, longSecs: 11}
+	w := &waitCPU{shortSecs: 1, longSecs: 31}
 	run := func(secs int) (time.Duration, time.Duration, error) {
 		name := fmt.Sprintf("wait-%d", secs)
 		path, err := e.manifest(name, fmt.Sprintf(waitPodYAML, name, secs))
@@ -537,15 +543,23 @@ func applyWaitCPU(e *env) (*waitCPU, error) {
 		}
 		return took, cpu, nil
 	}
-	var err error
-	if w.short, w.shortCPU, err = run(w.shortSecs); err != nil {
-		return nil, err
+	var short, long, shortCPU, longCPU samples
+	for range waitPairs {
+		s, sc, err := run(w.shortSecs)
+		if err != nil {
+			return nil, err
+		}
+		l, lc, err := run(w.longSecs)
+		if err != nil {
+			return nil, err
+		}
+		short, long, shortCPU, longCPU = append(short, s), append(long, l), append(shortCPU, sc), append(longCPU, lc)
+		if d := l - s; d > 0 {
+			w.perMinuteAll = append(w.perMinuteAll, max(0, time.Duration(float64(lc-sc)*float64(time.Minute)/float64(d))))
+		}
 	}
-	if w.long, w.longCPU, err = run(w.longSecs); err != nil {
-		return nil, err
-	}
-	if d := w.long - w.short; d > 0 {
-		w.perMinute = max(0, time.Duration(float64(w.longCPU-w.shortCPU)*float64(time.Minute)/float64(d)))
-	}
+	w.short, w.long = short.quantile(0.5), long.quantile(0.5)
+	w.shortCPU, w.longCPU = shortCPU.quantile(0.5), longCPU.quantile(0.5)
+	w.perMinute = w.perMinuteAll.quantile(0.5)
 	return w, nil
 }

@@ -133,7 +133,7 @@ func (r *results) markdown(c config) string {
 		t.add("`podrun logs` read rate", mbps(l.gotBytes, l.read))
 		p("%s\n", t)
 		if len(l.followTotal) > 0 {
-			p("`logs -f` delay: a container printing its own clock (µs, `adjtimex`) every 200 ms, %d lines, read by `podrun logs -f --timestamps`.\n\n", l.followLines)
+			p("`logs -f` delay: a container printing its own clock (µs, `adjtimex`) every 200 ms, %d lines followed by `podrun logs -f --timestamps` (started once the pod runs; %d lines written before it started are left out).\n\n", l.followLines, l.historyLines)
 			t = newTable("`logs -f` delay", "min", "median", "p90")
 			t.addSamples("container's clock → printed by `logs -f`", l.followTotal)
 			t.addSamples("  container's clock → log record's timestamp (supervisor read it)", l.followCapture)
@@ -184,7 +184,7 @@ func (r *results) markdown(c config) string {
 	}
 
 	if w := r.waitCPU; w != nil {
-		p("**7. CPU of `apply --wait` while it waits**: a pod running `sleep %d` and one running `sleep %d` (restartPolicy Never), user + system time of the `apply --wait` process; the cost of waiting is the difference of the two over the difference of their wall times.\n\n", w.shortSecs, w.longSecs)
+		p("**7. CPU of `apply --wait` while it waits**: a pod running `sleep %d` and one running `sleep %d` (restartPolicy Never), user + system time of the `apply --wait` process, %d pairs (medians); the cost of waiting is the difference of a pair's CPU times over the difference of their wall times, median of the pairs (each pair: %s).\n\n", w.shortSecs, w.longSecs, len(w.perMinuteAll), joinMs(w.perMinuteAll))
 		t := newTable("`apply --wait`", "wall", "CPU")
 		t.add(fmt.Sprintf("pod running `sleep %d`", w.shortSecs), ms(w.short), ms(w.shortCPU))
 		t.add(fmt.Sprintf("pod running `sleep %d`", w.longSecs), ms(w.long), ms(w.longCPU))

@@ -132,3 +132,12 @@ func (t *table) String() string {
 	}
 	return b.String()
 }
+
+// joinMs lists durations in ms, comma-separated, in their order.
+func joinMs(s samples) string {
+	var parts []string
+	for _, d := range s {
+		parts = append(parts, ms(d))
+	}
+	return strings.Join(parts, ", ")
+}

@@ -122,9 +122,16 @@ func (s *Server) Start(addr string) (string, error) {
 	}
 }
 
+// udpIdleRead is how long the UDP server's read waits before it re-arms.
+const udpIdleRead = 24 * time.Hour
+
 // serve answers on pc and ln until Shutdown.
 func (s *Server) serve(pc net.PacketConn, ln net.Listener) {
-	udp := &mdns.Server{PacketConn: pc, Handler: s}
+	// miekg/dns re-arms a read deadline of ReadTimeout (2 s by default) on
+	// every UDP read (Server.readUDP) and loops when it expires: an idle
+	// server woke every 2 s for nothing. Shutdown unblocks the read by
+	// itself (SetReadDeadline in the past), so the deadline serves nothing.
+	udp := &mdns.Server{PacketConn: pc, Handler: s, ReadTimeout: udpIdleRead}
 	tcp := &mdns.Server{Listener: ln, Handler: s}
 	started := make(chan struct{}, 2)
 	udp.NotifyStartedFunc = func() { started <- struct{}{} }

@@ -246,6 +246,43 @@ spec:
 	}
 }
 
+// apply --wait sleeps without a timer, and still notices at once that the
+// pod's supervisor died (its pidfd turns readable): the pod is Unknown and
+// the wait fails, not seconds later at the next look.
+func TestCLIApplyWaitSeesDeadSupervisor(t *testing.T) {
+	e := newCLIEnv(t)
+	w := e.start("apply", "-f", e.manifest(`
+apiVersion: v1
+kind: Pod
+metadata: {name: orphan}
+spec:
+  restartPolicy: Never
+  containers: [{name: app, image: busybox:1.28, command: ['sleep', '3600']}]
+`), "--wait")
+	// The pod is recorded by the apply in the background: look until it runs.
+	for deadline := time.Now().Add(60 * time.Second * timeoutScale); ; time.Sleep(100 * time.Millisecond) {
+		if r := e.podrun("get", "orphan", "-o", "jsonpath={.status.phase}"); r.code == 0 && r.stdout == "Running" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("pod orphan not Running; apply --wait: %q %q", w.lines(), w.stderr.String())
+		}
+	}
+	p := e.pod("orphan")
+	time.Sleep(500 * time.Millisecond) // the wait is asleep again
+	killed := time.Now()
+	e.crashSupervisor(string(p.UID))
+	code := w.exit(t, 30*time.Second)
+	took := time.Since(killed)
+	if code != 1 || !strings.Contains(w.stderr.String()+strings.Join(w.lines(), "\n"), "Unknown") {
+		t.Fatalf("apply --wait after its pod's supervisor died: exit %d, stdout %q, stderr %q; want exit 1, Unknown", code, w.lines(), w.stderr.String())
+	}
+	if limit := 2500 * time.Millisecond * timeoutScale; took > limit {
+		t.Errorf("apply --wait noticed the dead supervisor %s after the kill, want well under %s", took, limit)
+	}
+	e.must("delete", "orphan", "--force")
+}
+
 // A file whose second pod conflicts with a pod that exists creates nothing:
 // every conflict is found before the first object is stored.
 func TestCLIApplyConflictCreatesNothing(t *testing.T) {
@@ -283,6 +320,80 @@ data: {k: v}
 	if !strings.Contains(r.stdout, "pod/tx-a created") || !strings.Contains(r.stdout, "pod/tx-b created") || !strings.Contains(r.stdout, "configmap/tx-config created") {
 		t.Fatalf("apply after the delete: %s", r)
 	}
+}
+
+// A Service whose ClusterIP cannot be allocated (outside the range, or taken
+// by another Service) fails apply's pre-check: the ConfigMaps, Secrets, other
+// Services and pods of the same apply are not stored either.
+func TestCLIApplyServiceAddressCreatesNothing(t *testing.T) {
+	e := newCLIEnv(t)
+	ip := strings.TrimSuffix(e.serviceCIDR, "0/24") + "50"
+	e.must("apply", "-f", e.manifest(fmt.Sprintf(`
+apiVersion: v1
+kind: Service
+metadata: {name: holder}
+spec:
+  clusterIP: %s
+  ports: [{port: 80}]
+`, ip)))
+	file := func(clusterIP string) string {
+		return e.manifest(fmt.Sprintf(`
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: tx-config}
+data: {k: v}
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: tx-secret}
+stringData: {k: v}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: tx-first}
+spec:
+  ports: [{port: 80}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: tx-svc}
+spec:
+  clusterIP: %s
+  ports: [{port: 80}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: tx-pod}
+spec:
+  containers: [{name: app, image: busybox:1.28, command: ['sleep', '3600']}]
+`, clusterIP))
+	}
+	for _, tc := range []struct{ what, clusterIP, want string }{
+		{"an address taken by another Service", ip, "provided IP is already allocated"},
+		{"an address outside the range", "192.0.2.10", "is not in the valid range"},
+	} {
+		r := e.podrun("apply", "-f", file(tc.clusterIP))
+		if r.code != 2 || !strings.Contains(r.stderr, `Service "tx-svc" is invalid`) || !strings.Contains(r.stderr, tc.want) || r.stdout != "" {
+			t.Fatalf("apply with %s: %s\nwant exit 2 naming tx-svc (%q), nothing created", tc.what, r, tc.want)
+		}
+		for _, kind := range []string{"pods", "configmaps", "secrets"} {
+			if r := e.must("get", kind, "-o", "name"); r.stdout != "" {
+				t.Errorf("%s after the apply refused for %s: %q", kind, tc.what, r.stdout)
+			}
+		}
+		if r := e.must("get", "svc", "-o", "name"); r.stdout != "service/holder\n" {
+			t.Errorf("services after the apply refused for %s: %q, want only service/holder", tc.what, r.stdout)
+		}
+	}
+	// With a free address the same file applies whole.
+	r := e.must("apply", "-f", file(strings.TrimSuffix(e.serviceCIDR, "0/24")+"51"))
+	for _, want := range []string{"configmap/tx-config created", "secret/tx-secret created", "service/tx-first created", "service/tx-svc created", "pod/tx-pod created"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("apply with a free address: %s\nwant %q", r, want)
+		}
+	}
+	e.must("delete", "tx-pod", "--force")
+	e.must("delete", "svc", "--all")
 }
 
 // wait takes the other kinds of the store, through their table (Service,
@@ -499,6 +610,42 @@ spec:
 	if r := e.must("logs", "pingpong", "-c", "ping", "--since-time", time.Now().Add(-time.Hour).UTC().Format(time.RFC3339)); !strings.HasPrefix(r.stdout, "ping 1\n") {
 		t.Errorf("logs --since-time an hour ago: %q", r.stdout)
 	}
+}
+
+// logs -f prints a line as soon as the container writes it, as kubectl logs
+// -f does (the kubelet's follow reads on inotify events): the line comes long
+// before the container's next output, 30 s later, and without seconds of delay.
+func TestLogsFollowPrintsAtOnce(t *testing.T) {
+	e := newCLIEnv(t)
+	e.must("apply", "-f", e.manifest(`
+apiVersion: v1
+kind: Pod
+metadata: {name: oneline}
+spec:
+  volumes: [{name: data, emptyDir: {}}]
+  containers:
+  - name: c
+    image: busybox:1.28
+    volumeMounts: [{name: data, mountPath: /data}]
+    command: ['sh', '-c', 'until [ -e /data/go ]; do sleep 0.05; done; echo first; sleep 30; echo second; sleep 3600']
+`), "--wait")
+	f := e.start("logs", "oneline", "-f", "--timestamps")
+	time.Sleep(time.Second) // logs -f is following the (empty) log by now
+	e.must("exec", "oneline", "--", "touch", "/data/go")
+	wrote := time.Now() // the line is written within 50 ms of the touch
+	lines := f.waitLines(t, 25*time.Second, "first line", func(l []string) bool { return len(l) > 0 })
+	took := time.Since(wrote)
+	if len(lines) != 1 || !strings.HasSuffix(lines[0], " first") {
+		t.Fatalf("logs -f printed %q, want the one line \"first\"", lines)
+	}
+	if limit := 2 * time.Second * timeoutScale; took > limit {
+		t.Errorf("logs -f printed the line %s after the container wrote it, want well under %s", took, limit)
+	}
+	_ = f.cmd.Process.Signal(syscall.SIGINT)
+	if code := f.exit(t, 10*time.Second); code != 0 {
+		t.Errorf("logs -f after Ctrl-C: exit %d, stderr %q", code, f.stderr.String())
+	}
+	e.must("delete", "oneline", "--force")
 }
 
 // get's selectors and kubectl's template outputs.

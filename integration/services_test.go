@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -369,4 +370,58 @@ spec:
 	if r := e.podrun("apply", e.manifest("apiVersion: v1\nkind: Pod\nmetadata: {name: other}\nspec: {containers: [{name: c, image: busybox:1.28}]}\n"), "--resolv-conf", "/etc/resolv.conf"); r.code != 2 || !strings.Contains(r.stderr, "--resolv-conf /etc/resolv.conf: the cluster DNS forwards to the resolvers of "+conf) {
 		t.Errorf("another --resolv-conf while pods exist: %s", r)
 	}
+}
+
+// The services owner's resync (kube-proxy's 30 s --sync-period) writes the
+// Service rules again when their table was deleted behind its back, and a
+// store change that leaves the rules as they are runs no nft rewrite (the
+// rules keep their handles).
+func TestServicesResyncRestoresTableAndSkipsUnchanged(t *testing.T) {
+	e := newEnv(t)
+	e.apply(servicesManifest)
+	table := "podrun_" + e.bridge + "-svc"
+	list := func() (string, bool) {
+		out, err := exec.Command("nft", "-a", "list", "table", "ip", table).CombinedOutput()
+		return string(out), err == nil
+	}
+	before, ok := list()
+	if !ok || !strings.Contains(before, "handle") {
+		t.Fatalf("no table ip %s after apply: %s", table, before)
+	}
+	// A pod no Service selects: the owner wakes and syncs, and nothing of
+	// the rules changes.
+	e.apply(`
+apiVersion: v1
+kind: Pod
+metadata: {name: bystander}
+spec:
+  containers:
+  - name: c
+    image: busybox:1.28
+    command: `+netIdle+`
+`, "--wait")
+	time.Sleep(2 * time.Second) // the owner's pass on the pod's status writes
+	if after, _ := list(); after != before {
+		t.Errorf("the rules were rewritten although nothing changed:\nbefore:\n%s\nafter:\n%s", before, after)
+	}
+	if out, err := exec.Command("nft", "delete", "table", "ip", table).CombinedOutput(); err != nil {
+		t.Fatalf("deleting table ip %s: %v: %s", table, err, out)
+	}
+	deadline := time.Now().Add(45 * time.Second * timeoutScale)
+	for {
+		if _, ok := list(); ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("table ip %s not restored by the owner's resync", table)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	if ip := e.service("myservice").Spec.ClusterIP; ip == "" {
+		t.Fatal("myservice has no ClusterIP")
+	} else if restored, _ := list(); !strings.Contains(restored, ip) {
+		t.Errorf("the restored table has no rule for %s:\n%s", ip, restored)
+	}
+	e.must("delete", "bystander", "--force")
+	e.must("delete", "svc", "--all")
 }

@@ -92,6 +92,23 @@ func SyncServices(ctx context.Context, cfg Config, ports []ServicePort) error {
 	return nil
 }
 
+// ServicesTableExists reports whether the Service rules' table is in the
+// kernel, asked over netlink (no nft process): the cheap check of a resync
+// that has nothing new to write, as kube-proxy's iptables mode watches its
+// canary chain to notice its rules were flushed.
+func ServicesTableExists(cfg Config) (bool, error) {
+	r, err := cfg.resolve()
+	if err != nil {
+		return false, err
+	}
+	c, err := newConn()
+	if err != nil {
+		return false, err
+	}
+	t, err := findTable(c, r.servicesTable())
+	return t != nil, err
+}
+
 // existingServiceObjects lists the chains and sets of the table.
 func existingServiceObjects(table string) (existingObjects, error) {
 	have := existingObjects{chains: map[string]bool{}, sets: map[string]bool{}}

@@ -15,6 +15,7 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"reflect"
 	"sort"
 	"strings"
 	"time"
@@ -30,9 +31,14 @@ import (
 )
 
 // resyncEvery is the level-triggered fallback: the owner recomputes this
-// often even when no change was seen (kube-proxy's --iptables-sync-period
-// plays the same part).
-const resyncEvery = 10 * time.Second
+// often even when no change was seen, kube-proxy's --sync-period (30 s by
+// default). A resync whose rules equal the last ones applied only checks that
+// the table is still there (fullSyncEvery bounds how long it trusts that).
+const resyncEvery = 30 * time.Second
+
+// fullSyncEvery is how long the owner goes without rewriting rules that did
+// not change, kube-proxy's proxyutil.FullSyncPeriod (1 hour).
+const fullSyncEvery = time.Hour
 
 // state is what the owner computes from the store in one pass.
 type state struct {
@@ -68,6 +74,38 @@ type Owner struct {
 	gateway netip.Addr
 	srv     *dns.Server
 	log     *slog.Logger
+
+	// rules writes the Service rules (network.SyncServices) and tableExists
+	// checks over netlink that their table is there
+	// (network.ServicesTableExists); tests replace them.
+	rules       func(ctx context.Context, ports []network.ServicePort) error
+	tableExists func() (bool, error)
+	// applied are the ports last written, at lastFull; valid says they are.
+	applied  []network.ServicePort
+	lastFull time.Time
+	valid    bool
+}
+
+// syncRules writes ports unless they equal the ports last written and the
+// table still exists, as kube-proxy's nftables syncProxyRules skips the
+// services that did not change and does a full sync only when needFullSync
+// or FullSyncPeriod says so: a resync with nothing new runs no nft process.
+func (o *Owner) syncRules(ctx context.Context, ports []network.ServicePort) error {
+	if o.valid && time.Since(o.lastFull) < fullSyncEvery && reflect.DeepEqual(ports, o.applied) {
+		ok, err := o.tableExists()
+		if err == nil && ok {
+			return nil
+		}
+		if err != nil {
+			o.log.Warn("checking the Service rules' table", "err", err)
+		}
+	}
+	o.valid = false
+	if err := o.rules(ctx, ports); err != nil {
+		return err
+	}
+	o.applied, o.lastFull, o.valid = ports, time.Now(), true
+	return nil
 }
 
 // kubeDNSPorts are the kube-dns Service's ports: the cluster DNS IP's port 53
@@ -84,7 +122,7 @@ func (o *Owner) kubeDNSPorts() []network.ServicePort {
 // sync makes the rules and the DNS snapshot match st.
 func (o *Owner) sync(ctx context.Context, st state) error {
 	ports := append(services.ProxyPorts(st.services, st.slices), o.kubeDNSPorts()...)
-	if err := network.SyncServices(ctx, o.net, ports); err != nil {
+	if err := o.syncRules(ctx, ports); err != nil {
 		return err
 	}
 	nss := map[string]bool{"default": true, "kube-system": true}
@@ -119,6 +157,10 @@ func Run(l store.Layout, ready *os.File) error {
 	}
 	o := &Owner{l: l, set: set, log: slog.New(slog.NewTextHandler(os.Stderr, nil))}
 	o.net = network.Config{RunRoot: l.RunRoot, StateDir: l.NetworkDir(), Bridge: set.Bridge, Subnet: set.Subnet}
+	o.rules = func(ctx context.Context, ports []network.ServicePort) error {
+		return network.SyncServices(ctx, o.net, ports)
+	}
+	o.tableExists = func() (bool, error) { return network.ServicesTableExists(o.net) }
 	if o.gateway, err = o.net.Gateway(); err != nil {
 		return err
 	}

@@ -152,6 +152,15 @@ func runApply(c *cli.Context) error {
 	if err := checkUpdates(l, in); err != nil {
 		return errdefs.Invalid(err)
 	}
+	// The Services' addresses are part of the pre-check: one that cannot be
+	// allocated fails the apply before any object is stored.
+	var svcApply *serviceApply
+	if len(plans) > 0 || len(in.services) > 0 || len(in.workloads) > 0 {
+		if svcApply, err = allocateServices(c, l, in.services); err != nil {
+			return err
+		}
+		defer svcApply.done()
+	}
 	// A manifest's Namespaces first, whatever their place in it, as kubectl
 	// apply orders them; objects in a namespace that has no Namespace object
 	// are still applied (podrun's namespaces exist implicitly).
@@ -211,15 +220,16 @@ func runApply(c *cli.Context) error {
 			}
 		}
 	}
-	if len(plans) > 0 || len(in.services) > 0 || len(in.workloads) > 0 {
+	if svcApply != nil {
 		// Services first, so that the pods' containers see them (env vars).
 		defer func() { ensure() }()
-		set, err := applyServices(c, l, in.services)
+		err := svcApply.store()
+		svcApply.done()
 		if err != nil {
 			return err
 		}
 		// The node's resolver settings, as recorded: one --resolv-conf per host.
-		opts.Settings.ClusterDNS, opts.Settings.ResolvConf = set.ClusterDNS, set.ResolvConf
+		opts.Settings.ClusterDNS, opts.Settings.ResolvConf = svcApply.set.ClusterDNS, svcApply.set.ResolvConf
 	}
 	var records []*store.Record
 	var pods []*corev1.Pod

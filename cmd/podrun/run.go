@@ -202,7 +202,7 @@ func attachRun(c *cli.Context, l store.Layout, rec *store.Record, name string) (
 			cancel()
 			return 0, failed("pod %s failed: %s", name, failureSummary(cur, cur.View()))
 		}
-		if err := pw.wait(tctx, 0); err != nil {
+		if err := pw.wait(tctx, 0, cur); err != nil {
 			cancel()
 			if ctx.Err() != nil {
 				return 0, cli.Exit("interrupted", exitFailed)
@@ -251,7 +251,7 @@ func attachRun(c *cli.Context, l store.Layout, rec *store.Record, name string) (
 			}
 			return int(t.ExitCode), nil
 		}
-		if err := pw.wait(ctx, 0); err != nil {
+		if err := pw.wait(ctx, 0, cur); err != nil {
 			return 0, cli.Exit("", exitFailed)
 		}
 	}

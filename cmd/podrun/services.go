@@ -32,47 +32,86 @@ func servicesOwnerCommand() *cli.Command {
 	}
 }
 
-// applyServices records the host's Service settings (on first use) and
-// stores the manifest's Services with their allocations, as the API server
-// allocates a ClusterIP and node ports on create and keeps them on update.
-func applyServices(c *cli.Context, l store.Layout, svcs []*corev1.Service) (store.ServiceSettings, error) {
+// serviceApply is the Services of one apply, allocated and not yet stored:
+// the allocation lock is held from the transaction's pre-check until they are
+// stored (or the apply fails), so what was checked is what is stored.
+type serviceApply struct {
+	l      store.Layout
+	set    store.ServiceSettings
+	svcs   []*corev1.Service // with their ClusterIPs and node ports
+	unlock func()
+}
+
+// allocateServices records the host's Service settings (on first use) and
+// allocates the manifest's Services, as the API server allocates a ClusterIP
+// and node ports on create and keeps them on update: part of apply's
+// pre-check, so a Service that cannot get its address (range full, an
+// explicit clusterIP taken or outside the range) fails the apply before
+// anything is stored. Release the result with done.
+func allocateServices(c *cli.Context, l store.Layout, svcs []*corev1.Service) (*serviceApply, error) {
 	if p := resolvConfFlag(c); p != "" {
 		if _, err := os.Stat(p); err != nil {
-			return store.ServiceSettings{}, usageError("--resolv-conf: %v", err)
+			return nil, usageError("--resolv-conf: %v", err)
 		}
 	}
 	set, err := serviceowner.Settings(l, c.String("service-cidr"), resolvConfFlag(c))
 	if err != nil {
-		return set, usageError("%v", err)
+		return nil, usageError("%v", err)
 	}
+	sa := &serviceApply{l: l, set: set, unlock: func() {}}
 	if len(svcs) == 0 {
-		return set, nil
+		return sa, nil
 	}
 	alloc, err := serviceowner.Allocator(set)
 	if err != nil {
-		return set, err
+		return nil, err
 	}
-	unlock, err := serviceowner.AllocationLock(l)
-	if err != nil {
-		return set, err
+	if sa.unlock, err = serviceowner.AllocationLock(l); err != nil {
+		return nil, err
 	}
-	defer unlock()
+	// Each Service is allocated against the stored ones and those before it
+	// in this apply, as if they were stored one by one.
+	seen := l.Services("")
 	for _, svc := range svcs {
 		s := svc.DeepCopy()
-		warnings, errs := alloc.Allocate(s, l.Services(""))
+		warnings, errs := alloc.Allocate(s, seen)
 		for _, w := range warnings {
 			fmt.Fprintf(os.Stderr, "Warning: %s\n", w)
 		}
 		if len(errs) > 0 {
-			return set, usageError("Service %q is invalid: %v", s.Name, errs.ToAggregate())
+			sa.done()
+			return nil, usageError("Service %q is invalid: %v", s.Name, errs.ToAggregate())
 		}
-		action, err := l.Put(store.ServiceKind, s)
+		replaced := false
+		for i, o := range seen {
+			if o.Namespace == s.Namespace && o.Name == s.Name {
+				seen[i], replaced = s, true
+			}
+		}
+		if !replaced {
+			seen = append(seen, s)
+		}
+		sa.svcs = append(sa.svcs, s)
+	}
+	return sa, nil
+}
+
+// store stores the allocated Services, under the allocation lock.
+func (sa *serviceApply) store() error {
+	for _, s := range sa.svcs {
+		action, err := sa.l.Put(store.ServiceKind, s)
 		if err != nil {
-			return set, err
+			return err
 		}
 		fmt.Printf("service/%s %s\n", s.Name, action)
 	}
-	return set, nil
+	return nil
+}
+
+// done releases the allocation lock.
+func (sa *serviceApply) done() {
+	sa.unlock()
+	sa.unlock = func() {}
 }
 
 // isEndpoints says whether a get argument names Endpoints (kubectl's

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+	"golang.org/x/sys/unix"
 
 	"github.com/podrun/podrun/store"
 )
@@ -21,10 +22,12 @@ import (
 // shows pull progress (watchPulls).
 var recordFiles = map[string]bool{"pod.json": true, "status.json": true, "delete.json": true, "pulls.json": true}
 
-// recheckEvery is how often a watcher looks again without a notification: a
-// supervisor that dies writes nothing (the pod turns Unknown), and a lost
-// notification must not hang a wait. Waiters test only the supervisors' locks
-// then; get -w lists again.
+// recheckEvery is how often a watcher looks again without a notification
+// when it cannot be told of a supervisor's exit (no pidfd: kernels before
+// 5.3, or a supervisor not running yet): a supervisor that dies writes
+// nothing (the pod turns Unknown). Waiters test only the supervisors' locks
+// then. Lost notifications (an inotify overflow) arrive as watch errors,
+// which wake the waiter too.
 const recheckEvery = 5 * time.Second
 
 // podWatch wakes its user when pod records change: a record created or
@@ -36,6 +39,12 @@ type podWatch struct {
 	dir  string
 	wake chan struct{}
 	done chan struct{}
+	// exits holds a pidfd watch per watched supervisor (by its pid file), so
+	// that a waiter sleeps until a record changes or a supervisor exits,
+	// with no timer at all.
+	exits    map[string]*exitWatch
+	exitWake chan struct{}
+	dead     map[string]bool // supervisors found gone once (not watched again)
 }
 
 func newPodWatch(l store.Layout) (*podWatch, error) {
@@ -47,7 +56,7 @@ func newPodWatch(l store.Layout) (*podWatch, error) {
 	if err != nil {
 		return nil, err
 	}
-	pw := &podWatch{w: w, dir: dir, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	pw := &podWatch{w: w, dir: dir, wake: make(chan struct{}, 1), done: make(chan struct{}), exits: map[string]*exitWatch{}, exitWake: make(chan struct{}, 1), dead: map[string]bool{}}
 	if err := w.Add(dir); err != nil {
 		w.Close()
 		return nil, err
@@ -106,23 +115,60 @@ func (pw *podWatch) signal() {
 	}
 }
 
-// wait returns after a change, after d (when not 0 and shorter than
-// recheckEvery), or with ctx's error. Without a change or d, it returns only
-// once a supervisor of the given pods is gone (checked every recheckEvery, a
-// lock test that reads no record), so that an idle wait costs next to
-// nothing (measured: under 50 ms of CPU per minute, see the README).
+// wait returns after a change, after d (when not 0; recheckEvery when no
+// pods are given), once a supervisor of the given pods exits, or with ctx's error. Each supervisor is watched
+// through a pidfd, which turns readable when the process exits, so an idle
+// wait has no timer and wakes for nothing. Only a supervisor that cannot be
+// watched that way (no pidfd support) is tested every recheckEvery, a lock
+// test that reads no record.
 func (pw *podWatch) wait(ctx context.Context, d time.Duration, watched ...*store.Record) error {
-	timed := d > 0
-	if !timed || d > recheckEvery {
-		d = recheckEvery
+	poll := false
+	for _, r := range watched {
+		key := r.Paths.PidFile()
+		if x := pw.exits[key]; x != nil {
+			select {
+			case <-x.exited:
+				x.close()
+				delete(pw.exits, key)
+			default:
+				continue
+			}
+		}
+		x, alive, err := openExitWatch(store.SupervisorPid(r.Paths), func() int { return store.SupervisorPid(r.Paths) }, pw.exitWake)
+		switch {
+		case !alive && !pw.dead[key]:
+			// Gone between the caller's look and this one: look again now.
+			pw.dead[key] = true
+			return nil
+		case !alive || err != nil:
+			poll = true
+		default:
+			pw.exits[key] = x
+		}
 	}
-	t := time.NewTimer(d)
-	defer t.Stop()
+	timed := d > 0
+	if len(watched) == 0 && !timed {
+		// A waiter on no pod in particular (get -w, wait --for=create)
+		// looks again every recheckEvery, as before: a pod whose supervisor
+		// died turns Unknown without a write.
+		d, timed = recheckEvery, true
+	}
+	if poll && (!timed || d > recheckEvery) {
+		d, timed = recheckEvery, false
+	}
+	var timer <-chan time.Time
+	if d > 0 {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		timer = t.C
+	}
 	for {
 		select {
 		case <-pw.wake:
 			return nil
-		case <-t.C:
+		case <-pw.exitWake:
+			return nil
+		case <-timer:
 			if timed || len(watched) == 0 {
 				return nil
 			}
@@ -131,14 +177,71 @@ func (pw *podWatch) wait(ctx context.Context, d time.Duration, watched ...*store
 					return nil
 				}
 			}
-			t.Reset(recheckEvery)
+			t := time.NewTimer(recheckEvery)
+			defer t.Stop()
+			timer = t.C
 		case <-ctx.Done():
 			return ctx.Err()
 		}
 	}
 }
 
+// exitWatch tells of a process's exit: its pidfd (pidfd_open(2)) turns
+// readable then, which Go's netpoller waits for without a thread or a timer.
+type exitWatch struct {
+	f      *os.File
+	exited chan struct{}
+}
+
+// openExitWatch watches pid, which pidNow must still report after the pidfd
+// is open (so a pid reused meanwhile is not watched); exit is signalled, and
+// the watch's exited channel closed, when the process ends. alive is false
+// when pid is 0 or no longer pidNow's; err is set when pidfds are unavailable.
+func openExitWatch(pid int, pidNow func() int, exit chan struct{}) (x *exitWatch, alive bool, err error) {
+	if pid <= 0 {
+		return nil, false, nil
+	}
+	fd, err := unix.PidfdOpen(pid, unix.PIDFD_NONBLOCK)
+	if err != nil {
+		if errors.Is(err, unix.ESRCH) {
+			return nil, false, nil
+		}
+		return nil, true, err
+	}
+	f := os.NewFile(uintptr(fd), "pidfd")
+	if pidNow() != pid {
+		f.Close()
+		return nil, false, nil
+	}
+	rc, err := f.SyscallConn()
+	if err != nil {
+		f.Close()
+		return nil, true, err
+	}
+	x = &exitWatch{f: f, exited: make(chan struct{})}
+	go func() {
+		rerr := rc.Read(func(fd uintptr) bool {
+			n, err := unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}, 0)
+			return err != nil || n > 0
+		})
+		if rerr != nil {
+			return // closed: the watch ended, not the process
+		}
+		close(x.exited)
+		select {
+		case exit <- struct{}{}:
+		default:
+		}
+	}()
+	return x, true, nil
+}
+
+func (x *exitWatch) close() { _ = x.f.Close() }
+
 func (pw *podWatch) close() {
+	for _, x := range pw.exits {
+		x.close()
+	}
 	_ = pw.w.Close()
 	<-pw.done
 }
