@@ -293,7 +293,13 @@ func startContainer(stateRoot string, cfg *containerConfig, ahead bool, relay fu
 		if rc.oom != nil {
 			rc.oom.Stop()
 		}
-		rc.relayed.Wait()
+		// A container created ahead has no log yet: its relays wait for the
+		// caller to say where its output goes, which it does on this error
+		// (the relays then drain the pipes and end). Waiting here would
+		// wait for ever.
+		if !ahead {
+			rc.relayed.Wait()
+		}
 		return nil, fmt.Errorf("starting container process: %w", runErr)
 	}
 	return rc, nil
