@@ -1,0 +1,144 @@
+package integration
+
+import (
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Scenarios ported from Kubernetes' node e2e tests (test/e2e/common/node and
+// test/e2e/common/storage), run end to end against podrun.
+
+// downwardapi_volume.go "should update labels on modification" and "should
+// update annotations on modification": a downwardAPI volume follows the
+// pod's metadata after an update, as the kubelet remounts the pod's volumes
+// when the pod changes; the environment keeps its first values.
+func TestE2EDownwardAPIVolumeFollowsLabelAndAnnotationUpdates(t *testing.T) {
+	e := newEnv(t)
+	pod := func(label, note string) string {
+		return `
+apiVersion: v1
+kind: Pod
+metadata:
+  name: labelsupdate
+  labels: {key1: ` + label + `}
+  annotations: {builder: ` + note + `}
+spec:
+  terminationGracePeriodSeconds: 1
+  containers:
+  - name: client-container
+    image: busybox:1.28
+    command: ['sleep', '3600']
+    env: [{name: LABEL, valueFrom: {fieldRef: {fieldPath: "metadata.labels['key1']"}}}]
+    volumeMounts: [{name: podinfo, mountPath: /etc/podinfo}, {name: proj, mountPath: /etc/proj}]
+  volumes:
+  - name: podinfo
+    downwardAPI:
+      items:
+      - {path: labels, fieldRef: {fieldPath: metadata.labels}}
+      - {path: annotations, fieldRef: {fieldPath: metadata.annotations}}
+  - name: proj
+    projected:
+      sources:
+      - downwardAPI: {items: [{path: key1, fieldRef: {fieldPath: "metadata.labels['key1']"}}]}
+`
+	}
+	e.apply(pod("value1", "bar"), "--wait")
+	read := func() string {
+		r := e.must("exec", "labelsupdate", "--", "sh", "-c", "cat /etc/podinfo/labels; echo; cat /etc/podinfo/annotations; echo; cat /etc/proj/key1; echo; echo $LABEL")
+		return r.stdout
+	}
+	if got, want := read(), "key1=\"value1\"\nbuilder=\"bar\"\nvalue1\nvalue1\n"; got != want {
+		t.Fatalf("before the update: %q, want %q", got, want)
+	}
+	if r := e.apply(pod("value2", "foo")); r.stdout != "pod/labelsupdate configured\n" {
+		t.Fatalf("update: %s", r)
+	}
+	// Well within the default sync period (one minute): an update remounts at once.
+	want := "key1=\"value2\"\nbuilder=\"foo\"\nvalue2\nvalue1\n"
+	deadline := time.Now().Add(20 * time.Second * timeoutScale)
+	for {
+		got := read()
+		if got == want {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after the update: %q, want %q", got, want)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if p := e.pod("labelsupdate"); containerState(p, "client-container").RestartCount != 0 {
+		t.Fatalf("the update restarted the container: %+v", containerState(p, "client-container"))
+	}
+	if strings.Contains(e.must("get", "pod", "labelsupdate").stdout, "Terminating") {
+		t.Fatal("pod terminating after the update")
+	}
+}
+
+// secrets_volume.go "optional updates should be reflected in volume" and
+// projected_secret.go "optional updates should be reflected in volume": a
+// changed Secret and an optional Secret created after the pod reach the
+// running pod's secret and projected volumes (tmpfs, under the run root), and
+// nothing of them is written under --root.
+func TestE2ESecretVolumeUpdatesReachThePod(t *testing.T) {
+	e := newEnv(t)
+	secret := func(name, v string) string {
+		return `
+apiVersion: v1
+kind: Secret
+metadata: {name: ` + name + `}
+stringData: {data-1: ` + v + `}
+`
+	}
+	e.apply(secret("s-upd", "value-1"))
+	e.must("--sync-frequency", "1s", "apply", "--wait", e.manifest(`
+apiVersion: v1
+kind: Pod
+metadata: {name: pod-secrets}
+spec:
+  terminationGracePeriodSeconds: 1
+  containers:
+  - name: c
+    image: busybox:1.28
+    command: ['sleep', '3600']
+    volumeMounts:
+    - {name: upd, mountPath: /etc/secret-volumes/upd}
+    - {name: create, mountPath: /etc/secret-volumes/create}
+    - {name: proj, mountPath: /etc/projected}
+  volumes:
+  - {name: upd, secret: {secretName: s-upd}}
+  - {name: create, secret: {secretName: s-create, optional: true}}
+  - name: proj
+    projected: {sources: [{secret: {name: s-upd}}, {secret: {name: s-create, optional: true}}]}
+`))
+	read := func() string {
+		return e.must("exec", "pod-secrets", "--", "sh", "-c",
+			"cat /etc/secret-volumes/upd/data-1; echo; cat /etc/secret-volumes/create/data-1; echo; cat /etc/projected/data-1; echo").stdout
+	}
+	if got, want := read(), "value-1\n\nvalue-1\n"; got != want {
+		t.Fatalf("before the update: %q, want %q", got, want)
+	}
+	e.apply(secret("s-upd", "value-2"))
+	e.apply(secret("s-create", "value-3"))
+	want := "value-2\nvalue-3\nvalue-3\n"
+	deadline := time.Now().Add(20 * time.Second * timeoutScale)
+	for {
+		got := read()
+		if got == want {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after the update: %q, want %q", got, want)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	// Secret values stay off --root: no volume of the pod there holds them.
+	out, _ := exec.Command("grep", "-rl", "value-", filepath.Join(e.root, "pods")).Output()
+	for _, f := range strings.Fields(string(out)) {
+		if strings.Contains(f, "/volumes/") {
+			t.Errorf("secret data under --root: %s", f)
+		}
+	}
+}
