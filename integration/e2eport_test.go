@@ -142,3 +142,33 @@ spec:
 		}
 	}
 }
+
+// downwardapi.go "should provide pod name, namespace and IP address as env
+// vars" with spec.serviceAccountName: the API server's ServiceAccount
+// admission gives a pod that names no service account "default", which the
+// downward API, -o jsonpath and field selectors then see.
+func TestE2EPodWithoutServiceAccountRunsAsDefault(t *testing.T) {
+	e := newEnv(t)
+	e.apply(`
+apiVersion: v1
+kind: Pod
+metadata: {name: sa-env}
+spec:
+  restartPolicy: Never
+  containers:
+  - name: c
+    image: busybox:1.28
+    command: ['sh', '-c', 'echo SA=$SA']
+    env: [{name: SA, valueFrom: {fieldRef: {fieldPath: spec.serviceAccountName}}}]
+`)
+	e.waitPhase("sa-env", "Succeeded", 30*time.Second)
+	if r := e.must("logs", "sa-env"); r.stdout != "SA=default\n" {
+		t.Fatalf("logs: %s", r)
+	}
+	if r := e.must("get", "pod", "sa-env", "-o", "jsonpath={.spec.serviceAccountName} {.spec.serviceAccount}"); r.stdout != "default default" {
+		t.Fatalf("jsonpath: %s", r)
+	}
+	if r := e.must("get", "pods", "--field-selector", "spec.serviceAccountName=default", "-o", "name"); r.stdout != "pod/sa-env\n" {
+		t.Fatalf("field selector: %s", r)
+	}
+}

@@ -298,5 +298,20 @@ func setSecretDefaults(s *corev1.Secret) {
 	s.StringData = nil
 }
 
+// DefaultServiceAccountName is the service account the API server's
+// ServiceAccount admission gives a pod that names none.
+const DefaultServiceAccountName = "default"
+
+// AdmitServiceAccount is what the ServiceAccount admission plugin does to a
+// pod being created (plugin/pkg/admission/serviceaccount/admission.go:
+// Admit): a pod that names no service account runs as "default". Pod
+// templates are not admitted, only the pods made from them.
+func AdmitServiceAccount(pod *corev1.Pod) {
+	if pod.Spec.ServiceAccountName == "" {
+		pod.Spec.ServiceAccountName = DefaultServiceAccountName
+		pod.Spec.DeprecatedServiceAccount = DefaultServiceAccountName
+	}
+}
+
 // ptrTo returns a pointer to a copy of v.
 func ptrTo[T any](v T) *T { return &v }

@@ -426,6 +426,7 @@ var kinds = map[string]kindInfo{
 			return
 		}
 		SetDefaults(o)
+		AdmitServiceAccount(o)
 		l.m.Pods = append(l.m.Pods, o)
 		l.m.Origins = append(l.m.Origins, origin)
 	}},

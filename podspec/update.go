@@ -51,6 +51,10 @@ func DiffPodUpdate(old, updated *corev1.Pod) (PodUpdate, error) {
 	if munged.NodeName == "" {
 		munged.NodeName = old.Spec.NodeName
 	}
+	// A pod stored before podrun admitted service accounts has none.
+	if old.Spec.ServiceAccountName == "" && munged.ServiceAccountName == DefaultServiceAccountName {
+		munged.ServiceAccountName, munged.DeprecatedServiceAccount = "", ""
+	}
 	images := func(newList, oldList []corev1.Container) {
 		if len(newList) != len(oldList) {
 			return // a different number of containers is a forbidden change

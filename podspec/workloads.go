@@ -57,6 +57,7 @@ func PodFromTemplate(tmpl *corev1.PodTemplateSpec, namespace, name string) *core
 		Spec:       t.Spec,
 	}
 	SetDefaults(pod)
+	AdmitServiceAccount(pod)
 	return pod
 }
 
