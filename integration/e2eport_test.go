@@ -1,6 +1,8 @@
 package integration
 
 import (
+	"github.com/podrun/podrun/tools/mkimage/archive"
+	corev1 "k8s.io/api/core/v1"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -170,5 +172,118 @@ spec:
 	}
 	if r := e.must("get", "pods", "--field-selector", "spec.serviceAccountName=default", "-o", "name"); r.stdout != "pod/sa-env\n" {
 		t.Fatalf("field selector: %s", r)
+	}
+}
+
+// security_context.go "When creating a container with runAsNonRoot": an image
+// whose USER is a name cannot be verified non-root and is refused, a numeric
+// non-root USER runs, and an explicit runAsUser 0 is refused; the messages
+// are the kubelet's verifyRunAsNonRoot, with the Failed event.
+func TestE2ERunAsNonRootWithImageUsers(t *testing.T) {
+	e := newEnv(t)
+	base := imgDockerArchiveLayers(t, testImage)[0]
+	for tag, user := range map[string]string{"named": "nobody", "numeric": "65534", "numeric-group": "65534:65534"} {
+		cfg := imgBusyboxConfig
+		cfg.User = user
+		e.must("load", "-i", imgWriteArchive(t, archive.DockerArchive, "", cfg, archive.Layer{Tar: base}), "--tag", "busybox:"+tag)
+	}
+	e.apply(`
+apiVersion: v1
+kind: Pod
+metadata: {name: named}
+spec:
+  restartPolicy: Never
+  containers:
+  - {name: c, image: 'busybox:named', command: ['id', '-u'], securityContext: {runAsNonRoot: true}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: numeric}
+spec:
+  restartPolicy: Never
+  securityContext: {runAsNonRoot: true}
+  containers:
+  - {name: c, image: 'busybox:numeric', command: ['id', '-u']}
+  - {name: d, image: 'busybox:numeric-group', command: ['id', '-u']}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: explicit-root-uid}
+spec:
+  restartPolicy: Never
+  containers:
+  - {name: c, image: 'busybox:numeric', command: ['id', '-u'], securityContext: {runAsNonRoot: true, runAsUser: 0}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: named-with-uid}
+spec:
+  restartPolicy: Never
+  containers:
+  - {name: c, image: 'busybox:named', command: ['id', '-u'], securityContext: {runAsNonRoot: true, runAsUser: 1234}}
+`)
+	refused := func(name, want string) {
+		t.Helper()
+		p := e.waitFor(name, 30*time.Second, "refused", func(p *corev1.Pod) bool {
+			w := containerState(p, "c").State.Waiting
+			return w != nil && w.Reason == "CreateContainerConfigError"
+		})
+		want = strings.ReplaceAll(want, "POD", name+"_default("+string(p.UID)+")")
+		if msg := containerState(p, "c").State.Waiting.Message; msg != want {
+			t.Errorf("pod %s: message %q, want %q", name, msg, want)
+		}
+		if ev := e.must("events", "--for", "pod/"+name).stdout; !strings.Contains(ev, "Failed") || !strings.Contains(ev, "Error: "+want) {
+			t.Errorf("pod %s: no Failed event with the message:\n%s", name, ev)
+		}
+	}
+	refused("named", `container has runAsNonRoot and image has non-numeric user (nobody), cannot verify user is non-root (pod: "POD", container: c)`)
+	refused("explicit-root-uid", `container's runAsUser breaks non-root policy (pod: "POD", container: c)`)
+	for _, name := range []string{"numeric", "named-with-uid"} {
+		e.waitPhase(name, corev1.PodSucceeded, 30*time.Second)
+	}
+	if r := e.must("logs", "named-with-uid"); r.stdout != "1234\n" {
+		t.Errorf("named-with-uid: %s", r)
+	}
+	if r := e.must("logs", "numeric", "-c", "d"); r.stdout != "65534\n" {
+		t.Errorf("numeric-group: %s", r)
+	}
+}
+
+// configmap.go / secrets.go env scenarios with a missing key or object: the
+// container waits in CreateContainerConfigError with the kubelet's error
+// (makeEnvironmentVariables; the Secret manager's NotFound) as its message.
+func TestE2EMissingEnvSourceMessages(t *testing.T) {
+	e := newEnv(t)
+	e.apply(`
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: cm}
+data: {data-1: value-1}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: missing-key}
+spec:
+  containers:
+  - {name: c, image: busybox:1.28, command: ['env'], env: [{name: X, valueFrom: {configMapKeyRef: {name: cm, key: nope}}}]}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: missing-secret}
+spec:
+  containers:
+  - {name: c, image: busybox:1.28, command: ['env'], envFrom: [{secretRef: {name: nosecret}}]}
+`)
+	for name, want := range map[string]string{
+		"missing-key":    "couldn't find key nope in ConfigMap default/cm",
+		"missing-secret": `secret "nosecret" not found`,
+	} {
+		p := e.waitFor(name, 30*time.Second, "refused", func(p *corev1.Pod) bool {
+			w := containerState(p, "c").State.Waiting
+			return w != nil && w.Reason == "CreateContainerConfigError"
+		})
+		if msg := containerState(p, "c").State.Waiting.Message; msg != want {
+			t.Errorf("pod %s: message %q, want %q", name, msg, want)
+		}
 	}
 }
