@@ -5,6 +5,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -172,6 +173,9 @@ spec:
 	}
 	if r := e.must("get", "pods", "--field-selector", "spec.serviceAccountName=default", "-o", "name"); r.stdout != "pod/sa-env\n" {
 		t.Fatalf("field selector: %s", r)
+	}
+	if r := e.must("describe", "pod", "sa-env"); !regexp.MustCompile(`\nNamespace: +default\nService Account: +default\nNode: `).MatchString(r.stdout) {
+		t.Fatalf("describe: %s", r)
 	}
 }
 
