@@ -174,7 +174,7 @@ spec:
 	if r := e.must("get", "pods", "--field-selector", "spec.serviceAccountName=default", "-o", "name"); r.stdout != "pod/sa-env\n" {
 		t.Fatalf("field selector: %s", r)
 	}
-	if r := e.must("describe", "pod", "sa-env"); !regexp.MustCompile(`\nNamespace: +default\nService Account: +default\nNode: `).MatchString(r.stdout) {
+	if r := e.must("describe", "pod", "sa-env"); !regexp.MustCompile(`\nNamespace: +default\nPriority: +0\nService Account: +default\nNode: `).MatchString(r.stdout) {
 		t.Fatalf("describe: %s", r)
 	}
 }
@@ -289,5 +289,43 @@ spec:
 		if msg := containerState(p, "c").State.Waiting.Message; msg != want {
 			t.Errorf("pod %s: message %q, want %q", name, msg, want)
 		}
+	}
+}
+
+// pods.go / node e2e pod status checks read spec.priority: the Priority
+// admission (no default PriorityClass) gives a pod without a class priority
+// 0 and a system class its value, both PreemptLowerPriority; kubectl describe
+// prints it; a second apply of the same manifest changes nothing.
+func TestE2EPodPriorityFromAdmission(t *testing.T) {
+	e := newEnv(t)
+	manifest := `
+apiVersion: v1
+kind: Pod
+metadata: {name: plain}
+spec:
+  terminationGracePeriodSeconds: 1
+  containers:
+  - {name: c, image: busybox:1.28, command: ['sleep', '3600']}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: critical}
+spec:
+  terminationGracePeriodSeconds: 1
+  priorityClassName: system-node-critical
+  containers:
+  - {name: c, image: busybox:1.28, command: ['sleep', '3600']}
+`
+	e.apply(manifest, "--wait")
+	for name, want := range map[string]string{"plain": "0 PreemptLowerPriority", "critical": "2000001000 PreemptLowerPriority"} {
+		if r := e.must("get", "pod", name, "-o", "jsonpath={.spec.priority} {.spec.preemptionPolicy}"); r.stdout != want {
+			t.Errorf("pod %s: %q, want %q", name, r.stdout, want)
+		}
+	}
+	if r := e.must("describe", "pod", "critical"); !regexp.MustCompile(`\nNamespace: +default\nPriority: +2000001000\nService Account: +default\n`).MatchString(r.stdout) {
+		t.Errorf("describe: %s", r)
+	}
+	if r := e.apply(manifest); r.stdout != "pod/plain unchanged\npod/critical unchanged\n" {
+		t.Errorf("second apply: %s", r)
 	}
 }

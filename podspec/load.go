@@ -427,6 +427,7 @@ var kinds = map[string]kindInfo{
 		}
 		SetDefaults(o)
 		AdmitServiceAccount(o)
+		AdmitPriority(o)
 		l.m.Pods = append(l.m.Pods, o)
 		l.m.Origins = append(l.m.Origins, origin)
 	}},

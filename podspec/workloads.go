@@ -58,6 +58,7 @@ func PodFromTemplate(tmpl *corev1.PodTemplateSpec, namespace, name string) *core
 	}
 	SetDefaults(pod)
 	AdmitServiceAccount(pod)
+	AdmitPriority(pod)
 	return pod
 }
 
