@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -83,7 +84,7 @@ spec:
 		w := containerState(p, "app").State.Waiting
 		return w != nil && w.Reason == "CreateContainerConfigError"
 	})
-	if msg := containerState(p, "app").State.Waiting.Message; msg != "container has runAsNonRoot and image will run as root" {
+	if msg, want := containerState(p, "app").State.Waiting.Message, fmt.Sprintf("container has runAsNonRoot and image will run as root (pod: \"nonroot_default(%s)\", container: app)", p.UID); msg != want {
 		t.Fatalf("message %q", msg)
 	}
 	if s := e.status("nonroot"); s != "CreateContainerConfigError" {

@@ -298,5 +298,45 @@ func setSecretDefaults(s *corev1.Secret) {
 	s.StringData = nil
 }
 
+// DefaultServiceAccountName is the service account the API server's
+// ServiceAccount admission gives a pod that names none.
+const DefaultServiceAccountName = "default"
+
+// AdmitServiceAccount is what the ServiceAccount admission plugin does to a
+// pod being created (plugin/pkg/admission/serviceaccount/admission.go:
+// Admit): a pod that names no service account runs as "default". Pod
+// templates are not admitted, only the pods made from them.
+func AdmitServiceAccount(pod *corev1.Pod) {
+	if pod.Spec.ServiceAccountName == "" {
+		pod.Spec.ServiceAccountName = DefaultServiceAccountName
+		pod.Spec.DeprecatedServiceAccount = DefaultServiceAccountName
+	}
+}
+
+// AdmitPriority is what the Priority admission plugin does to a pod being
+// created (plugin/pkg/admission/priority/admission.go: admitPod) on a
+// cluster with no default PriorityClass: a pod without a class gets priority
+// 0 (DefaultPriorityWhenNoDefaultClassExists), the two system classes their
+// fixed values, and each of these the class's PreemptLowerPriority. A pod of
+// another class keeps what it says: podrun has no PriorityClass objects.
+func AdmitPriority(pod *corev1.Pod) {
+	var priority int32
+	switch pod.Spec.PriorityClassName {
+	case "":
+	case "system-cluster-critical":
+		priority = 2000000000 // scheduling.SystemCriticalPriority
+	case "system-node-critical":
+		priority = 2000000000 + 1000
+	default:
+		return
+	}
+	if pod.Spec.Priority == nil {
+		pod.Spec.Priority = &priority
+	}
+	if pod.Spec.PreemptionPolicy == nil {
+		pod.Spec.PreemptionPolicy = ptrTo(corev1.PreemptLowerPriority)
+	}
+}
+
 // ptrTo returns a pointer to a copy of v.
 func ptrTo[T any](v T) *T { return &v }

@@ -160,10 +160,14 @@ func (e *envList) set(k, v string) {
 // from the manifest's ConfigMaps and Secrets. Variables keep the position of
 // their first definition. The service variables of rt.ServiceEnv can be
 // referenced and are added last (sorted), except those the pod defines.
+// An error is the kubelet's own, which becomes the container's
+// CreateContainerConfigError message: "couldn't find key K in ConfigMap
+// NS/NAME", or the ConfigMap and Secret managers' NotFound (`configmap "NAME"
+// not found`).
 func (p *Plan) PodEnv(c *corev1.Container, rt RuntimeInfo) ([]string, error) {
 	pod := p.Pod
 	env := &envList{values: map[string]string{}}
-	for i, from := range c.EnvFrom {
+	for _, from := range c.EnvFrom {
 		var data map[string]string
 		var kindName string
 		switch {
@@ -174,7 +178,7 @@ func (p *Plan) PodEnv(c *corev1.Container, rt RuntimeInfo) ([]string, error) {
 				if from.ConfigMapRef.Optional != nil && *from.ConfigMapRef.Optional {
 					continue
 				}
-				return nil, fmt.Errorf("container %q: envFrom[%d]: %s not found in namespace %s", c.Name, i, kindName, pod.Namespace)
+				return nil, fmt.Errorf("%s not found", kindName)
 			}
 			data = cm.Data
 		case from.SecretRef != nil:
@@ -184,7 +188,7 @@ func (p *Plan) PodEnv(c *corev1.Container, rt RuntimeInfo) ([]string, error) {
 				if from.SecretRef.Optional != nil && *from.SecretRef.Optional {
 					continue
 				}
-				return nil, fmt.Errorf("container %q: envFrom[%d]: %s not found in namespace %s", c.Name, i, kindName, pod.Namespace)
+				return nil, fmt.Errorf("%s not found", kindName)
 			}
 			data = make(map[string]string, len(s.Data))
 			for k, v := range s.Data {
@@ -216,7 +220,7 @@ func (p *Plan) PodEnv(c *corev1.Container, rt RuntimeInfo) ([]string, error) {
 		}
 		return "$(" + name + ")"
 	}
-	for i, ev := range c.Env {
+	for _, ev := range c.Env {
 		val := ev.Value
 		if val != "" {
 			val = ExpandFunc(val, mapping)
@@ -238,7 +242,7 @@ func (p *Plan) PodEnv(c *corev1.Container, rt RuntimeInfo) ([]string, error) {
 						skip = true
 						break
 					}
-					err = fmt.Errorf("configmap %q not found in namespace %s", ref.Name, pod.Namespace)
+					err = fmt.Errorf("configmap %q not found", ref.Name)
 					break
 				}
 				if val, ok = cm.Data[ref.Key]; !ok {
@@ -257,7 +261,7 @@ func (p *Plan) PodEnv(c *corev1.Container, rt RuntimeInfo) ([]string, error) {
 						skip = true
 						break
 					}
-					err = fmt.Errorf("secret %q not found in namespace %s", ref.Name, pod.Namespace)
+					err = fmt.Errorf("secret %q not found", ref.Name)
 					break
 				}
 				b, ok := s.Data[ref.Key]
@@ -273,7 +277,7 @@ func (p *Plan) PodEnv(c *corev1.Container, rt RuntimeInfo) ([]string, error) {
 				err = fmt.Errorf("fileKeyRef is not supported by podrun")
 			}
 			if err != nil {
-				return nil, fmt.Errorf("container %q: env[%d] %s: %w", c.Name, i, ev.Name, err)
+				return nil, err
 			}
 			if skip {
 				continue

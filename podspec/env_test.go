@@ -184,17 +184,17 @@ func TestPodEnvErrors(t *testing.T) {
 		want string
 	}{
 		{"missing configmap key", `    env: [{name: X, valueFrom: {configMapKeyRef: {name: cfg, key: nope}}}]`,
-			`container "app": env[0] X: couldn't find key nope in ConfigMap default/cfg`},
+			`couldn't find key nope in ConfigMap default/cfg`},
 		{"missing configmap", `    env: [{name: X, valueFrom: {configMapKeyRef: {name: other, key: A}}}]`,
-			`container "app": env[0] X: configmap "other" not found in namespace default`},
+			`configmap "other" not found`},
 		{"missing secret key", `    env: [{name: X, valueFrom: {secretKeyRef: {name: sec, key: nope}}}]`,
-			`container "app": env[0] X: couldn't find key nope in Secret default/sec`},
+			`couldn't find key nope in Secret default/sec`},
 		{"missing secret", `    env: [{name: X, valueFrom: {secretKeyRef: {name: other, key: A}}}]`,
-			`container "app": env[0] X: secret "other" not found in namespace default`},
+			`secret "other" not found`},
 		{"missing envFrom configmap", `    envFrom: [{configMapRef: {name: other}}]`,
-			`container "app": envFrom[0]: configmap "other" not found in namespace default`},
+			`configmap "other" not found`},
 		{"missing envFrom secret", `    envFrom: [{secretRef: {name: other}}]`,
-			`container "app": envFrom[0]: secret "other" not found in namespace default`},
+			`secret "other" not found`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

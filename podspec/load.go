@@ -401,6 +401,8 @@ var kinds = map[string]kindInfo{
 			return
 		}
 		SetDefaults(o)
+		AdmitServiceAccount(o)
+		AdmitPriority(o)
 		l.m.Pods = append(l.m.Pods, o)
 		l.m.Origins = append(l.m.Origins, origin)
 	}},

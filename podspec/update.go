@@ -53,6 +53,18 @@ func DiffPodUpdate(old, updated *corev1.Pod) (PodUpdate, error) {
 	if munged.NodeName == "" {
 		munged.NodeName = old.Spec.NodeName
 	}
+	// A pod stored before podrun admitted service accounts has none.
+	if old.Spec.ServiceAccountName == "" && munged.ServiceAccountName == DefaultServiceAccountName {
+		munged.ServiceAccountName, munged.DeprecatedServiceAccount = "", ""
+	}
+	// Nor priority: what the Priority admission would have set stays unset.
+	if old.Spec.Priority == nil && old.Spec.PreemptionPolicy == nil {
+		admitted := corev1.Pod{Spec: corev1.PodSpec{PriorityClassName: munged.PriorityClassName}}
+		AdmitPriority(&admitted)
+		if equality.Semantic.DeepEqual(admitted.Spec.Priority, munged.Priority) && equality.Semantic.DeepEqual(admitted.Spec.PreemptionPolicy, munged.PreemptionPolicy) {
+			munged.Priority, munged.PreemptionPolicy = nil, nil
+		}
+	}
 	images := func(newList, oldList []corev1.Container) {
 		if len(newList) != len(oldList) {
 			return // a different number of containers is a forbidden change

@@ -59,6 +59,8 @@ func PodFromTemplate(tmpl *corev1.PodTemplateSpec, namespace, name string) *core
 		Spec:       t.Spec,
 	}
 	SetDefaults(pod)
+	AdmitServiceAccount(pod)
+	AdmitPriority(pod)
 	return pod
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -34,6 +35,12 @@ func Describe(w io.Writer, pod *corev1.Pod, extra Extra, now time.Time) {
 	p := &prefixWriter{w: w}
 	p.kv(0, "Name", pod.Name)
 	p.kv(0, "Namespace", pod.Namespace)
+	if pod.Spec.Priority != nil { // kubectl's describePod
+		p.kv(0, "Priority", strconv.Itoa(int(*pod.Spec.Priority)))
+	}
+	if pod.Spec.ServiceAccountName != "" {
+		p.kv(0, "Service Account", pod.Spec.ServiceAccountName)
+	}
 	p.kv(0, "Node", orNone(pod.Spec.NodeName+slashIP(pod.Status.HostIP)))
 	if st := pod.Status.StartTime; st != nil {
 		p.kv(0, "Start Time", st.Time.Format(timeFormat))

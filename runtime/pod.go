@@ -780,6 +780,9 @@ func resolveUser(cfg *containerConfig, c *corev1.Container, pod *corev1.Pod, ima
 			runAsNonRoot = sc.RunAsNonRoot
 		}
 	}
+	if err := verifyRunAsNonRoot(runAsNonRoot, runAsUser, imageUser, c, pod); err != nil {
+		return err
+	}
 	spec := imageUser
 	if runAsUser != nil {
 		spec = strconv.FormatInt(*runAsUser, 10)
@@ -797,12 +800,6 @@ func resolveUser(cfg *containerConfig, c *corev1.Container, pod *corev1.Pod, ima
 	if err != nil {
 		return fmt.Errorf("resolving user %q in the image: %w", spec, err)
 	}
-	if runAsNonRoot != nil && *runAsNonRoot && eu.Uid == 0 {
-		if runAsUser != nil {
-			return errors.New("container's runAsUser breaks non-root policy")
-		}
-		return errors.New("container has runAsNonRoot and image will run as root")
-	}
 	if psc := pod.Spec.SecurityContext; psc != nil {
 		for _, g := range psc.SupplementalGroups {
 			eu.Sgids = append(eu.Sgids, int(g))
@@ -812,6 +809,35 @@ func resolveUser(cfg *containerConfig, c *corev1.Container, pod *corev1.Pod, ima
 		}
 	}
 	cfg.User = *eu
+	return nil
+}
+
+// verifyRunAsNonRoot is the kubelet's (kuberuntime/security_context_others.go)
+// with the image user as the CRI reports it (containerd's getUserFromImage):
+// the part before ':', a uid when numeric, else a name, which the kubelet
+// cannot check and refuses; no USER is root.
+func verifyRunAsNonRoot(runAsNonRoot *bool, runAsUser *int64, imageUser string, c *corev1.Container, pod *corev1.Pod) error {
+	if runAsNonRoot == nil || !*runAsNonRoot {
+		return nil
+	}
+	podName := fmt.Sprintf("%s_%s(%s)", pod.Name, pod.Namespace, pod.UID) // format.Pod
+	if runAsUser != nil {
+		if *runAsUser == 0 {
+			return fmt.Errorf("container's runAsUser breaks non-root policy (pod: %q, container: %s)", podName, c.Name)
+		}
+		return nil
+	}
+	name, _, _ := strings.Cut(imageUser, ":")
+	if name == "" {
+		name = "0"
+	}
+	uid, err := strconv.ParseInt(name, 10, 64)
+	switch {
+	case err != nil:
+		return fmt.Errorf("container has runAsNonRoot and image has non-numeric user (%s), cannot verify user is non-root (pod: %q, container: %s)", name, podName, c.Name)
+	case uid == 0:
+		return fmt.Errorf("container has runAsNonRoot and image will run as root (pod: %q, container: %s)", podName, c.Name)
+	}
 	return nil
 }
 

@@ -113,11 +113,15 @@ func TeardownSandbox(l store.Layout, paths store.PodPaths, uid string) error {
 // projected volumes from the given objects; unchanged data stays as it is,
 // changed data is swapped in atomically (volumes.Setup is idempotent).
 func (sb *sandbox) RefreshVolumes(paths store.PodPaths, plan *podspec.Plan, cms map[string]*corev1.ConfigMap, secrets map[string]*corev1.Secret) error {
+	// The same options as SetupSandbox's: the tmpfs volumes live under the
+	// run directory, and a refresh must rewrite those, not new ones under --root.
 	_, _, err := volumes.Setup(plan.Pod, volumes.Options{
-		PodDir:    paths.Dir,
-		Objects:   volumes.Objects{ConfigMaps: cms, Secrets: secrets},
-		Fields:    fieldResolver{plan: plan, rt: sb.runtimeInfo()},
-		ClaimPath: sb.claimPath,
+		PodDir:                paths.Dir,
+		MemoryDir:             paths.RunDir,
+		Objects:               volumes.Objects{ConfigMaps: cms, Secrets: secrets},
+		Fields:                fieldResolver{plan: plan, rt: sb.runtimeInfo()},
+		NodeAllocatableMemory: sb.allocatable.Memory().Value(),
+		ClaimPath:             sb.claimPath,
 	})
 	return err
 }

@@ -111,6 +111,8 @@ func Supervise(l store.Layout, rec *store.Record, opts SuperviseOptions) error {
 	restarts := make(chan struct{}, 4)
 	// The latest spec updated through apply (update in apply.go).
 	updates := make(chan *corev1.Pod, 1)
+	// A changed spec also refreshes the downwardAPI volumes (labels, annotations).
+	metaUpdates := make(chan struct{}, 1)
 	go func() {
 		restartsSeen, updatesSeen, deleting := 0, 0, false
 		for sig := range sigs {
@@ -130,6 +132,10 @@ func Supervise(l store.Layout, rec *store.Record, opts SuperviseOptions) error {
 						default:
 						}
 						updates <- &p
+						select {
+						case metaUpdates <- struct{}{}:
+						default:
+						}
 					}
 				}
 				if req.Delete != nil {
@@ -195,7 +201,7 @@ func Supervise(l store.Layout, rec *store.Record, opts SuperviseOptions) error {
 	synced := make(chan struct{})
 	go func() {
 		defer close(synced)
-		syncVolumes(l, sb, paths, plan, set.SyncFrequency.Duration, stopSync, log)
+		syncVolumes(l, sb, paths, plan, set.SyncFrequency.Duration, metaUpdates, stopSync, log)
 	}()
 	m.run(pub.publish, deletes, restarts, updates)
 	runner.DiscardAhead()
@@ -253,16 +259,21 @@ func deleteGrace(pod *corev1.Pod) time.Duration {
 	return 30 * time.Second
 }
 
-// syncVolumes refreshes the pod's configMap and secret volumes from the
-// store every period, as the kubelet's volume manager remounts them on each
-// pod sync: changed data is swapped in atomically (the ..data link), so the
-// files of a running pod follow its ConfigMaps and Secrets; environment
-// variables and subPath mounts keep the values they started with.
-func syncVolumes(l store.Layout, sb *runtime.Sandbox, paths store.PodPaths, plan *podspec.Plan, period time.Duration, stop <-chan struct{}, log *slog.Logger) {
+// syncVolumes refreshes the pod's configMap, secret, downwardAPI and
+// projected volumes every period, as the kubelet's volume manager remounts
+// them on each pod sync: changed data is swapped in atomically (the ..data
+// link), so the files of a running pod follow its ConfigMaps and Secrets;
+// environment variables and subPath mounts keep the values they started with.
+// A pod update (kick) refreshes them at once with the stored pod's labels and
+// annotations, as the kubelet marks the pod's volumes for remount on an update
+// (volumemanager.WaitForAttachAndMount → MarkRemountRequired) and the
+// downwardAPI mounter writes the new metadata (downwardapi.go: SetUpAt →
+// CollectData).
+func syncVolumes(l store.Layout, sb *runtime.Sandbox, paths store.PodPaths, plan *podspec.Plan, period time.Duration, kick <-chan struct{}, stop <-chan struct{}, log *slog.Logger) {
 	if period <= 0 {
 		period = store.DefaultSyncFrequency
 	}
-	last := objectsHash(plan.ConfigMaps, plan.Secrets)
+	last := objectsHash(plan.Pod, plan.ConfigMaps, plan.Secrets)
 	t := time.NewTicker(period)
 	defer t.Stop()
 	for {
@@ -270,7 +281,9 @@ func syncVolumes(l store.Layout, sb *runtime.Sandbox, paths store.PodPaths, plan
 		case <-stop:
 			return
 		case <-t.C:
+		case <-kick:
 		}
+		cur := withStoredMeta(plan, paths)
 		cms, secrets := l.ConfigMaps(plan.Pod.Namespace), l.Secrets(plan.Pod.Namespace)
 		// An object deleted from the store leaves the pod's files as they were.
 		for name, cm := range plan.ConfigMaps {
@@ -283,20 +296,35 @@ func syncVolumes(l store.Layout, sb *runtime.Sandbox, paths store.PodPaths, plan
 				secrets[name] = s
 			}
 		}
-		h := objectsHash(cms, secrets)
+		h := objectsHash(cur.Pod, cms, secrets)
 		if h == last {
 			continue
 		}
-		if err := sb.RefreshVolumes(paths, plan, cms, secrets); err != nil {
-			log.Error("refreshing configMap and secret volumes", "err", err)
+		if err := sb.RefreshVolumes(paths, cur, cms, secrets); err != nil {
+			log.Error("refreshing configMap, secret and downwardAPI volumes", "err", err)
 			continue
 		}
 		last = h
 	}
 }
 
-func objectsHash(cms map[string]*corev1.ConfigMap, secrets map[string]*corev1.Secret) string {
-	data, _ := json.Marshal([]any{cms, secrets})
+// withStoredMeta is plan with the labels and annotations of the stored pod
+// (an apply may have changed them since the pod started); plan itself is
+// not changed.
+func withStoredMeta(plan *podspec.Plan, paths store.PodPaths) *podspec.Plan {
+	var stored corev1.Pod
+	if err := store.ReadJSON(paths.SpecFile(), &stored); err != nil || stored.UID != plan.Pod.UID {
+		return plan
+	}
+	pod := *plan.Pod
+	pod.Labels, pod.Annotations = stored.Labels, stored.Annotations
+	cur := *plan
+	cur.Pod = &pod
+	return &cur
+}
+
+func objectsHash(pod *corev1.Pod, cms map[string]*corev1.ConfigMap, secrets map[string]*corev1.Secret) string {
+	data, _ := json.Marshal([]any{pod.Labels, pod.Annotations, cms, secrets})
 	return string(data)
 }
 
