@@ -25,6 +25,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"strings"
 
@@ -200,7 +201,7 @@ func sameRule(a, b []string) bool {
 // place it costs one iptables -S.
 func ensureForward(r resolved) error {
 	bin := iptablesCmd()
-	if bin == "" {
+	if bin == "" || noFilterTable() {
 		return nil
 	}
 	t, err := readFilter(bin)
@@ -244,6 +245,33 @@ func ensureForward(r resolved) error {
 	}
 	_, err = iptables(bin, "-I", "FORWARD", "1", "-m", "comment", "--comment", forwardJumpComment, "-j", chain)
 	return err
+}
+
+// noFilterTable reports that neither iptables backend has a filter table
+// in this thread's network namespace: iptables-nft keeps it as the nftables
+// table "ip filter", iptables-legacy lists it in ip_tables_names. Then no
+// iptables FORWARD chain exists to drop pod traffic, nor a chain of podrun's
+// to keep, and the pod's network setup is spared an iptables process (its
+// costliest step on such hosts). Any doubt answers false.
+func noFilterTable() bool {
+	data, err := os.ReadFile("/proc/thread-self/net/ip_tables_names")
+	if err == nil && len(bytes.TrimSpace(data)) > 0 || err != nil && !errors.Is(err, os.ErrNotExist) {
+		return false
+	}
+	c, err := nftables.New()
+	if err != nil {
+		return false
+	}
+	tables, err := c.ListTablesOfFamily(nftables.TableFamilyIPv4)
+	if err != nil {
+		return false
+	}
+	for _, t := range tables {
+		if t.Name == "filter" {
+			return false
+		}
+	}
+	return true
 }
 
 // removeForward removes the bridge's chain and every jump to it.

@@ -2,7 +2,11 @@ package network
 
 import (
 	"reflect"
+	"runtime"
 	"testing"
+
+	"github.com/google/nftables"
+	"golang.org/x/sys/unix"
 )
 
 func TestSplitRuleKeepsQuotedComments(t *testing.T) {
@@ -39,4 +43,38 @@ func TestForwardFiltering(t *testing.T) {
 			t.Errorf("%+v.Filtering() = %v, want %v", c.st, got, c.want)
 		}
 	}
+}
+
+// TestNoFilterTable: in a network namespace of its own no iptables filter
+// table exists (the setup skips iptables); once iptables-nft's "ip filter"
+// table is there, it does not.
+func TestNoFilterTable(t *testing.T) {
+	requireRoot(t)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		runtime.LockOSThread() // the thread dies in its namespace: never unlocked
+		if err := unix.Unshare(unix.CLONE_NEWNET); err != nil {
+			t.Errorf("unshare: %v", err)
+			return
+		}
+		if !noFilterTable() {
+			t.Errorf("a new network namespace has a filter table?")
+			return
+		}
+		c, err := nftables.New()
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		c.AddTable(&nftables.Table{Family: nftables.TableFamilyIPv4, Name: "filter"})
+		if err := c.Flush(); err != nil {
+			t.Error(err)
+			return
+		}
+		if noFilterTable() {
+			t.Errorf("the nftables table ip filter (iptables-nft's) was not seen")
+		}
+	}()
+	<-done
 }
