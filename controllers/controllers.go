@@ -242,7 +242,7 @@ func (c *Context) createPod(k *store.Kind, owner store.Object, tmpl *corev1.PodT
 	}
 	c.Log.Info("created pod", "pod", pod.Namespace+"/"+pod.Name, "owner", k.Name+"/"+owner.GetName())
 	// The services owner (cluster DNS, Service rules) runs while pods exist.
-	if err := serviceowner.Ensure(c.L, c.Exe, c.LogLevel); err != nil {
+	if err := serviceowner.Ensure(c.L, c.Shim, c.LogLevel); err != nil {
 		c.Log.Warn("starting the services owner", "err", err)
 	}
 	return res.Record.Pod, nil

@@ -3,6 +3,7 @@ package network
 import (
 	"net/netip"
 	"os"
+	"strings"
 	"testing"
 )
 
@@ -162,5 +163,17 @@ func TestHostVethName(t *testing.T) {
 	a, b := hostVethName("0b7c5f3e-1111-4e3a-9a4b-5a3f2d1c0e9f"), hostVethName("0b7c5f3e-1111-4e3a-9a4b-5a3f2d1c0e9e")
 	if len(a) != maxIfName || a == b || a != hostVethName("0b7c5f3e-1111-4e3a-9a4b-5a3f2d1c0e9f") {
 		t.Errorf("hostVethName: %q, %q: want distinct, stable, %d characters", a, b, maxIfName)
+	}
+}
+
+func TestValidatePodID(t *testing.T) {
+	long := strings.Repeat("a", 128)
+	for id, want := range map[string]bool{
+		"0b6f1c2e-2b1c-4f5e-9d0a-1b2c3d4e5f60": true, "a": true, "A.b_c-d": true, long: true,
+		"": false, long + "a": false, "-a": false, ".a": false, "_a": false, "a/b": false, "a b": false, "ä": false,
+	} {
+		if err := validatePodID(id); (err == nil) != want {
+			t.Errorf("validatePodID(%q) = %v, want ok %v", id, err, want)
+		}
 	}
 }

@@ -25,7 +25,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/podrun/podrun/internal/lazyregexp"
 )
 
 const (
@@ -105,10 +104,17 @@ type resolved struct {
 	failAt   string
 }
 
-var podIDPattern = lazyregexp.New(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
-
+// validatePodID accepts 1-128 letters, digits, '.', '_' or '-', not
+// starting with a punctuation mark (checked by hand: a regexp compiled in
+// every supervisor costs more than the check).
 func validatePodID(id string) error {
-	if !podIDPattern.MatchString(id) {
+	ok := len(id) >= 1 && len(id) <= 128
+	for i := 0; ok && i < len(id); i++ {
+		c := id[i]
+		alnum := 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+		ok = alnum || i > 0 && (c == '.' || c == '_' || c == '-')
+	}
+	if !ok {
 		return fmt.Errorf("invalid pod ID %q: want 1-128 letters, digits, '.', '_' or '-'", id)
 	}
 	return nil

@@ -66,14 +66,16 @@ func SyncServices(ctx context.Context, cfg Config, ports []ServicePort) error {
 	}
 	defer lk.unlock()
 
+	if !hasClusterIP(ports) {
+		// No rules: the table goes in one netlink message, no nft process
+		// (the services owner does this as the store's last object goes).
+		return deleteTable(r.servicesTable())
+	}
 	have, err := existingServiceObjects(r.servicesTable())
 	if err != nil {
 		return fmt.Errorf("syncing service rules: %w", err)
 	}
 	script := renderServices(r.servicesTable(), ports, have)
-	if script == "" {
-		return nil
-	}
 	if err := runNft(ctx, script); err != nil {
 		return fmt.Errorf("syncing service rules in table ip %s: %w", r.servicesTable(), err)
 	}
@@ -90,6 +92,15 @@ func SyncServices(ctx context.Context, cfg Config, ports []ServicePort) error {
 		}
 	}
 	return nil
+}
+
+func hasClusterIP(ports []ServicePort) bool {
+	for _, p := range ports {
+		if p.ClusterIP != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // ServicesTableExists reports whether the Service rules' table is in the

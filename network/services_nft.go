@@ -88,10 +88,7 @@ func renderServices(table string, ports []ServicePort, have existingObjects) str
 		}
 	}
 	if len(active) == 0 {
-		if have.table {
-			fmt.Fprintf(&b, "delete table ip %s\n", table)
-		}
-		return b.String()
+		return "" // SyncServices deletes the table over netlink
 	}
 	w := func(format string, a ...any) { fmt.Fprintf(&b, format+"\n", a...) }
 	w("add table ip %s { comment \"podrun Services (kube-proxy nftables mode)\"; }", table)

@@ -115,16 +115,17 @@ func process(l store.Layout, logLevel string) ownerproc.Process {
 
 // Ensure starts the services owner when a pod or Service exists and no
 // owner runs (none yet, or the last one crashed), and waits until it
-// serves. exe is this binary, re-executed as `exe --root R --run-root RR
-// services-owner`.
-func Ensure(l store.Layout, exe, logLevel string) error {
+// serves. shim is podrun-shim, run as `shim --root R --run-root RR
+// services-owner`: the owner starts beside a store's first pod, and the lean
+// binary starts several times cheaper than the CLI.
+func Ensure(l store.Layout, shim, logLevel string) error {
 	if store.OwnerPid(l.ServicesOwner()) != 0 {
 		return nil
 	}
 	if err := os.MkdirAll(l.ServicesDir(), 0o700); err != nil {
 		return err
 	}
-	return process(l, logLevel).Ensure(exe)
+	return process(l, logLevel).Ensure(shim)
 }
 
 // WaitGone waits, once no pod or Service is left, until the services owner

@@ -141,7 +141,7 @@ func (o *Owner) sync(ctx context.Context, st state) error {
 	return nil
 }
 
-// Run is the body of the hidden `podrun services-owner` command. ready is
+// Run is the body of `podrun-shim services-owner`. ready is
 // written to and closed once the cluster DNS answers and the rules are in
 // place.
 func Run(l store.Layout, ready *os.File) error {

@@ -1,7 +1,8 @@
 // Command podrun-shim is the half of podrun that creates containers: the pod
 // supervisor that `podrun apply` starts (one per pod), the container init that
 // libcontainer re-executes from it, the holder of a shared PID namespace, and
-// the in-container side of `podrun exec` and `podrun cp`. It is installed next
+// the in-container side of `podrun exec` and `podrun cp`, and the services
+// owner (cluster DNS and Service rules, package serviceowner). It is installed next
 // to the `podrun` CLI, which starts it; it is not meant to be run by hand.
 //
 // libcontainer starts every container's init (and every exec'd process) by
@@ -29,6 +30,7 @@ import (
 	"github.com/podrun/podrun/cgroups"
 	"github.com/podrun/podrun/internal/errdefs"
 	"github.com/podrun/podrun/podspec"
+	"github.com/podrun/podrun/serviceowner"
 	"github.com/podrun/podrun/store"
 )
 
@@ -65,7 +67,7 @@ func run(args []string) int {
 	l := store.Layout{Root: *root, RunRoot: *runRoot, CgroupParent: store.DefaultCgroupParent, CgroupDriver: cgroups.DefaultDriver()}
 	rest := fs.Args()
 	if len(rest) == 0 {
-		fmt.Fprintf(os.Stderr, "%s is started by podrun (supervise, pause, exec); it is not a command of its own\n", shimName)
+		fmt.Fprintf(os.Stderr, "%s is started by podrun (supervise, pause, exec, services-owner); it is not a command of its own\n", shimName)
 		return 2
 	}
 	var err error
@@ -74,6 +76,11 @@ func run(args []string) int {
 		err = supervise(l, rest[1:])
 	case "pause":
 		err = pause()
+	case "services-owner":
+		// serviceowner.Ensure passes the write end of its readiness pipe as
+		// fd 3. It runs from this binary, not the CLI's: it starts beside
+		// every first pod, and this binary starts several times cheaper.
+		err = serviceowner.Run(l, os.NewFile(3, "ready"))
 	case "exec":
 		return execIn(l, rest[1:])
 	case "version":

@@ -215,7 +215,7 @@ func runApply(c *cli.Context) error {
 	ensure := func() {
 		if !ensured {
 			ensured = true
-			if err := serviceowner.Ensure(l, exe, c.String("log-level")); err != nil {
+			if err := serviceowner.Ensure(l, shim, c.String("log-level")); err != nil {
 				fmt.Fprintf(os.Stderr, "Warning: %v\n", err)
 			}
 		}

@@ -95,7 +95,6 @@ func newApp() *cli.App {
 			imageCommand(),
 			versionCommand(),
 			infoCommand(),
-			servicesOwnerCommand(),
 			createCommand(),
 			controllersCommand(),
 			rolloutCommand(),

@@ -19,19 +19,6 @@ import (
 	"github.com/podrun/podrun/store"
 )
 
-// servicesOwnerCommand is the services owner that commands start on demand
-// (serviceowner.Ensure): the cluster DNS and the Service rules of this store.
-func servicesOwnerCommand() *cli.Command {
-	return &cli.Command{
-		Name:   "services-owner",
-		Hidden: true,
-		Action: func(c *cli.Context) error {
-			// Ensure passes the write end of its readiness pipe as fd 3.
-			return serviceowner.Run(layout(c), os.NewFile(3, "ready"))
-		},
-	}
-}
-
 // serviceApply is the Services of one apply, allocated and not yet stored:
 // the allocation lock is held from the transaction's pre-check until they are
 // stored (or the apply fails), so what was checked is what is stored.
@@ -303,11 +290,11 @@ func describeServices(c *cli.Context, names []string) error {
 // ensureOwner restarts the services owner after a crash, as any verb that
 // reads the store does; a failure is only a warning.
 func ensureOwner(c *cli.Context) {
-	exe, err := os.Executable()
+	shim, err := shimPath()
 	if err != nil {
 		return
 	}
-	if err := serviceowner.Ensure(layout(c), exe, c.String("log-level")); err != nil {
+	if err := serviceowner.Ensure(layout(c), shim, c.String("log-level")); err != nil {
 		fmt.Fprintf(os.Stderr, "Warning: %v\n", err)
 	}
 }
