@@ -1,6 +1,6 @@
 # podrun — see README.md. Targets that run pods need root.
 GO       ?= go
-TAGS     := containers_image_openpgp exclude_graphdriver_btrfs exclude_graphdriver_devicemapper seccomp
+TAGS     := containers_image_openpgp exclude_graphdriver_btrfs exclude_graphdriver_devicemapper seccomp urfave_cli_no_docs
 VERSION  ?= $(shell tools/version.sh 2>/dev/null || echo v0.0.0-dev)
 BIN      := bin/podrun
 # podrun-shim creates the containers (supervisor, container init, exec); it is

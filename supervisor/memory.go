@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"golang.org/x/sys/unix"
 	corev1 "k8s.io/api/core/v1"
@@ -31,6 +32,9 @@ func started(st corev1.PodStatus) bool {
 }
 
 var releasing sync.Mutex
+
+// releaseDelay is how long after the start releaseMemory waits.
+const releaseDelay = 500 * time.Millisecond
 
 // releaseMemory gives back to the kernel what the supervisor touched to start
 // the pod and does not need while it waits: the freed Go heap

@@ -350,11 +350,12 @@ func (p *publisher) publish(st corev1.PodStatus) {
 	}
 	p.last = data
 	// Once the pod has started, what the start touched is given back
-	// (releaseMemory): a supervisor spends its life waiting.
+	// (releaseMemory): a supervisor spends its life waiting. Not at once:
+	// a short-lived pod's exit, and the next pods' starts, come first.
 	if s := started(st); s != p.started {
 		p.started = s
 		if s {
-			go releaseMemory()
+			time.AfterFunc(releaseDelay, releaseMemory)
 		}
 	}
 }
