@@ -24,7 +24,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-
 )
 
 const (
