@@ -24,6 +24,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/vishvananda/netlink"
 )
 
 const (
@@ -236,67 +238,122 @@ func portsConflict(a, b port) bool {
 		(a.HostIP == "" || b.HostIP == "" || a.HostIP == b.HostIP)
 }
 
-// Setup builds the network sandbox of a pod. For hostNetwork pods it creates
-// nothing and reports the host's address. If Setup fails, it removes what it
-// made; if the pod already has a network (a crashed supervisor's), that is
-// torn down first.
+// Setup builds the network sandbox of a pod: Prepare, then Connect. For
+// hostNetwork pods it creates nothing and reports the host's address. If
+// Setup fails, it removes what it made; if the pod already has a network (a
+// crashed supervisor's), that is torn down first.
 func Setup(ctx context.Context, cfg Config, req Request) (*Result, error) {
-	if err := validatePodID(req.PodID); err != nil {
-		return nil, fmt.Errorf("setting up network for pod %s/%s: %w", req.Namespace, req.Name, err)
-	}
-	if req.HostNetwork {
-		hostIP, err := HostIP()
-		if err != nil {
-			return nil, fmt.Errorf("setting up host network for pod %s/%s: %w", req.Namespace, req.Name, err)
-		}
-		return &Result{PodIP: hostIP, PodIPs: []string{hostIP}, HostIP: hostIP}, nil
-	}
-	r, err := cfg.resolve()
+	res, p, err := Prepare(ctx, cfg, req)
 	if err != nil {
-		return nil, fmt.Errorf("setting up network for pod %s/%s: %w", req.Namespace, req.Name, err)
+		return nil, err
 	}
-	ports, err := validatePorts(req.Ports)
-	if err != nil {
-		return nil, fmt.Errorf("setting up network for pod %s/%s: %w", req.Namespace, req.Name, err)
-	}
-	lk, err := lockState(ctx, r.stateDir)
-	if err != nil {
-		return nil, fmt.Errorf("setting up network for pod %s/%s: %w", req.Namespace, req.Name, err)
-	}
-	defer lk.unlock()
-
-	res, err := setupLocked(ctx, r, req, ports)
-	if err != nil {
-		if terr := teardownLocked(r, req.PodID); terr != nil {
-			err = errors.Join(err, fmt.Errorf("cleaning up after the failed setup: %w", terr))
-		}
-		return nil, fmt.Errorf("setting up network for pod %s/%s: %w", req.Namespace, req.Name, err)
+	if err := p.Connect(ctx); err != nil {
+		return nil, err
 	}
 	return res, nil
 }
 
-func setupLocked(ctx context.Context, r resolved, req Request, ports []port) (*Result, error) {
+// Pending is a pod network that Prepare made and Connect has not finished:
+// its namespace and address exist, its veth and rules not yet.
+type Pending struct {
+	r   resolved
+	req Request
+	st  *podState
+	br  netlink.Link
+	mtu int
+	ip  netip.Addr
+}
+
+// Prepare makes the part of the pod's network that the pod's containers
+// need to be created: its address (reserved in the state file), the bridge
+// and the network namespace. What links the namespace to the bridge (veth,
+// routes, nftables rules) is Connect's, which may run while the containers
+// are being created: they join the namespace as it is, and run nothing
+// before the pod's sandbox is ready. If Prepare fails it removes what it
+// made.
+func Prepare(ctx context.Context, cfg Config, req Request) (*Result, *Pending, error) {
+	fail := func(err error) (*Result, *Pending, error) {
+		return nil, nil, fmt.Errorf("setting up network for pod %s/%s: %w", req.Namespace, req.Name, err)
+	}
+	if err := validatePodID(req.PodID); err != nil {
+		return fail(err)
+	}
+	if req.HostNetwork {
+		hostIP, err := HostIP()
+		if err != nil {
+			return nil, nil, fmt.Errorf("setting up host network for pod %s/%s: %w", req.Namespace, req.Name, err)
+		}
+		return &Result{PodIP: hostIP, PodIPs: []string{hostIP}, HostIP: hostIP}, &Pending{req: req}, nil
+	}
+	r, err := cfg.resolve()
+	if err != nil {
+		return fail(err)
+	}
+	ports, err := validatePorts(req.Ports)
+	if err != nil {
+		return fail(err)
+	}
+	lk, err := lockState(ctx, r.stateDir)
+	if err != nil {
+		return fail(err)
+	}
+	defer lk.unlock()
+	res, p, err := prepareLocked(ctx, r, req, ports)
+	if err != nil {
+		if terr := teardownLocked(r, req.PodID); terr != nil {
+			err = errors.Join(err, fmt.Errorf("cleaning up after the failed setup: %w", terr))
+		}
+		return fail(err)
+	}
+	return res, p, nil
+}
+
+// Connect finishes what Prepare began: the veth pair into the bridge, the
+// pod's nftables rules and FORWARD accepts. If it fails it removes the pod's
+// whole network.
+func (p *Pending) Connect(ctx context.Context) error {
+	if p.req.HostNetwork {
+		return nil
+	}
+	lk, err := lockState(ctx, p.r.stateDir)
+	if err == nil {
+		defer lk.unlock()
+		err = p.connectLocked(ctx)
+		if err != nil {
+			if terr := teardownLocked(p.r, p.req.PodID); terr != nil {
+				err = errors.Join(err, fmt.Errorf("cleaning up after the failed setup: %w", terr))
+			}
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("setting up network for pod %s/%s: %w", p.req.Namespace, p.req.Name, err)
+	}
+	return nil
+}
+
+func (r resolved) step(ctx context.Context, name string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if r.failAt == name {
+		return fmt.Errorf("injected failure after step %q", name)
+	}
+	return nil
+}
+
+func prepareLocked(ctx context.Context, r resolved, req Request, ports []port) (*Result, *Pending, error) {
 	// An earlier Setup of this pod (a supervisor that crashed, a pod being
 	// re-created) may have left things behind: start clean.
 	if _, err := removePodLocked(r, req.PodID); err != nil {
-		return nil, fmt.Errorf("removing the pod's previous network: %w", err)
-	}
-	step := func(name string) error {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if r.failAt == name {
-			return fmt.Errorf("injected failure after step %q", name)
-		}
-		return nil
+		return nil, nil, fmt.Errorf("removing the pod's previous network: %w", err)
 	}
 	bootID, err := currentBootID()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	states, err := loadStates(r.stateDir)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for _, st := range states {
 		if st.BootID != bootID || st.PodID == req.PodID {
@@ -305,7 +362,7 @@ func setupLocked(ctx context.Context, r resolved, req Request, ports []port) (*R
 		for _, p := range ports {
 			for _, q := range st.Ports {
 				if portsConflict(p, q) {
-					return nil, fmt.Errorf("hostPort %d/%s is already published by pod %s/%s", p.HostPort, p.Protocol, st.Namespace, st.Name)
+					return nil, nil, fmt.Errorf("hostPort %d/%s is already published by pod %s/%s", p.HostPort, p.Protocol, st.Namespace, st.Name)
 				}
 			}
 		}
@@ -315,7 +372,7 @@ func setupLocked(ctx context.Context, r resolved, req Request, ports []port) (*R
 	// "last pod" check go by, so it must exist before anything else does.
 	ip, err := allocateIP(r, states, bootID)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	st := &podState{
 		PodID: req.PodID, Namespace: req.Namespace, Name: req.Name, BootID: bootID,
@@ -324,60 +381,29 @@ func setupLocked(ctx context.Context, r resolved, req Request, ports []port) (*R
 		HostVeth: hostVethName(req.PodID), Ports: ports,
 	}
 	if err := writeState(r.stateDir, st); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if err := step("allocate"); err != nil {
-		return nil, err
+	if err := r.step(ctx, "allocate"); err != nil {
+		return nil, nil, err
 	}
 
-	var notes []string
-	br, mtu, brNotes, err := ensureBridge(r)
+	br, mtu, notes, err := ensureBridge(r)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	notes = append(notes, brNotes...)
-	if err := step("bridge"); err != nil {
-		return nil, err
+	if err := r.step(ctx, "bridge"); err != nil {
+		return nil, nil, err
 	}
 
 	if err := createNetNS(st.NetNSPath); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if err := step("netns"); err != nil {
-		return nil, err
+	if err := r.step(ctx, "netns"); err != nil {
+		return nil, nil, err
 	}
-
-	if err := setupVeth(r, st, br, mtu, ip); err != nil {
-		return nil, err
-	}
-	if err := step("veth"); err != nil {
-		return nil, err
-	}
-
-	handles, err := addPodRules(r, st)
-	if err != nil {
-		return nil, err
-	}
-	st.RuleHandles = handles
-	if err := step("nftables"); err != nil {
-		return nil, err
-	}
-	// A FORWARD chain that drops (Docker, firewalld, ufw) gets podrun's accept rules.
-	if err := ensureForward(r); err != nil {
-		return nil, err
-	}
-
-	st.Complete = true
-	if err := writeState(r.stateDir, st); err != nil {
-		return nil, err
-	}
-	if err := step("done"); err != nil {
-		return nil, err
-	}
-
 	hostIP, err := HostIP()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	return &Result{
 		NetNSPath: st.NetNSPath,
@@ -386,7 +412,34 @@ func setupLocked(ctx context.Context, r resolved, req Request, ports []port) (*R
 		HostIP:    hostIP,
 		Gateway:   st.Gateway,
 		Notes:     notes,
-	}, nil
+	}, &Pending{r: r, req: req, st: st, br: br, mtu: mtu, ip: ip}, nil
+}
+
+func (p *Pending) connectLocked(ctx context.Context) error {
+	r, st := p.r, p.st
+	if err := setupVeth(r, st, p.br, p.mtu, p.ip); err != nil {
+		return err
+	}
+	if err := r.step(ctx, "veth"); err != nil {
+		return err
+	}
+	handles, err := addPodRules(r, st)
+	if err != nil {
+		return err
+	}
+	st.RuleHandles = handles
+	if err := r.step(ctx, "nftables"); err != nil {
+		return err
+	}
+	// A FORWARD chain that drops (Docker, firewalld, ufw) gets podrun's accept rules.
+	if err := ensureForward(r); err != nil {
+		return err
+	}
+	st.Complete = true
+	if err := writeState(r.stateDir, st); err != nil {
+		return err
+	}
+	return r.step(ctx, "done")
 }
 
 // Teardown removes everything Setup made for the pod: its nftables rules,

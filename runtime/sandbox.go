@@ -24,7 +24,9 @@ import (
 // sandbox is what a pod's containers share: network, IPC and UTS namespaces,
 // /dev/shm, the /etc files, the pod cgroup and the volumes.
 type sandbox struct {
-	net          *network.Result
+	net *network.Result
+	// netPending links the network namespace to the bridge (ConnectNetwork).
+	netPending   *network.Pending
 	hostNetwork  bool
 	hostIPC      bool
 	hostname     string
@@ -110,7 +112,9 @@ func setupSandbox(ctx context.Context, l store.Layout, paths store.PodPaths, pla
 		return nil, fmt.Errorf("creating the pod cgroup: %w", err)
 	}
 
-	sb.net, err = network.Setup(ctx, networkConfig(l), network.Request{
+	// The namespace and address now, the veth and rules in ConnectNetwork:
+	// the containers created ahead need only the namespace.
+	sb.net, sb.netPending, err = network.Prepare(ctx, networkConfig(l), network.Request{
 		PodID: uid, Namespace: pod.Namespace, Name: pod.Name,
 		HostNetwork: pod.Spec.HostNetwork, Ports: hostPorts(pod),
 	})
@@ -190,6 +194,14 @@ func setupSandbox(ctx context.Context, l store.Layout, paths store.PodPaths, pla
 		notes(n)
 	}
 	return sb, nil
+}
+
+// ConnectNetwork finishes the pod's network (network.Pending.Connect): the
+// sandbox is ready once it returns. The supervisor creates the first
+// containers ahead while it runs. On error the network is gone; the rest of
+// the sandbox is for TeardownSandbox.
+func (sb *sandbox) ConnectNetwork(ctx context.Context) error {
+	return sb.netPending.Connect(ctx)
 }
 
 func (sb *sandbox) runtimeInfo() podspec.RuntimeInfo {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -161,13 +162,25 @@ func Supervise(l store.Layout, rec *store.Record, opts SuperviseOptions) error {
 	pub.publish(m.podStatus())
 
 	// The sandbox first; like the kubelet, retry while it cannot be built.
+	// The first containers are created ahead while its network is
+	// connected: they join the namespace and wait, running nothing, until
+	// the sandbox is ready and their turn comes.
 	var sb *runtime.Sandbox
-	for attempt := 0; sb == nil; attempt++ {
+	var runner *runtime.PodRunner
+	for attempt := 0; ; attempt++ {
 		sb, err = runtime.SetupSandbox(ctx, l, paths, plan, set.PidsLimit, func(note string) {
 			events.add("Normal", "Note", "", "%s", note)
 		})
 		if err == nil {
-			break
+			runner = runtime.NewPodRunner(l, paths, plan, sb, images, events.store(), rec.Settings)
+			runner.StartAhead(ctx) // the images present; Prepull pulls the rest
+			if err = sb.ConnectNetwork(ctx); err == nil {
+				break
+			}
+			runner.DiscardAhead()
+			if terr := runtime.TeardownSandbox(l, paths, string(rec.Pod.UID)); terr != nil {
+				err = errors.Join(err, terr)
+			}
 		}
 		log.Error("creating the pod sandbox", "err", err)
 		events.add("Warning", "FailedCreatePodSandBox", "", "Failed to create pod sandbox: %v", err)
@@ -182,9 +195,7 @@ func Supervise(l store.Layout, rec *store.Record, opts SuperviseOptions) error {
 	}
 	crashpoint.Hit("supervisor:sandbox-ready")
 	events.add("Normal", "SandboxReady", "", "Pod sandbox created (IP %s)", sb.Network().PodIP)
-	runner := runtime.NewPodRunner(l, paths, plan, sb, images, events.store(), rec.Settings)
 	runner.Prepull(ctx)
-	runner.StartAhead(ctx)
 	m.runner = runner
 	m.sandboxReady = true
 	m.status.PodIP = sb.Network().PodIP
