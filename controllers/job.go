@@ -69,6 +69,16 @@ func syncJob(c *Context, obj store.Object) error {
 	if _, done := jobFinished(job); done {
 		return c.jobTTL(job)
 	}
+	// getPodsForJob: orphans the Job's selector (the one the API server
+	// generates: controller-uid) matches are adopted, pods whose labels no
+	// longer match released.
+	sel := job.Spec.Selector
+	if sel == nil {
+		sel = &metav1.LabelSelector{MatchLabels: map[string]string{batchv1.ControllerUidLabel: string(job.UID)}}
+	}
+	if err := c.ClaimPods(store.JobKind, job, sel); err != nil {
+		return err
+	}
 	live := map[*corev1.Pod]bool{}
 	for _, p := range c.OwnedPods(job.UID) {
 		live[p] = true

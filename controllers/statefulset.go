@@ -88,6 +88,37 @@ func statefulSetRevision(set *appsv1.StatefulSet) string {
 func syncStatefulSet(c *Context, obj store.Object) error {
 	set := obj.(*appsv1.StatefulSet)
 	revision := statefulSetRevision(set)
+	// getPodsForStatefulSet: orphans named as the set's pods are adopted,
+	// pods whose labels no longer match released.
+	if err := c.ClaimPodsFiltered(store.StatefulSetKind, set, set.Spec.Selector, func(p *corev1.Pod) bool {
+		return statefulSetOrdinal(set.Name, p) >= 0
+	}); err != nil {
+		return err
+	}
+	inUse := map[string]bool{set.Status.CurrentRevision: true}
+	for _, p := range c.OwnedPods(set.UID) {
+		inUse[p.Labels[appsv1.StatefulSetRevisionLabel]] = true
+	}
+	revisions, err := c.syncRevisions(store.StatefulSetKind, set, &set.Spec.Template, revision, set.Spec.RevisionHistoryLimit, inUse)
+	if err != nil {
+		return err
+	}
+	// newVersionedStatefulSetPod: under RollingUpdate an ordinal below the
+	// partition is made with the current revision's template.
+	partition := 0
+	if ru := set.Spec.UpdateStrategy.RollingUpdate; set.Spec.UpdateStrategy.Type == appsv1.RollingUpdateStatefulSetStrategyType && ru != nil && ru.Partition != nil {
+		partition = int(*ru.Partition)
+	}
+	templateFor := func(i int) *corev1.PodTemplateSpec {
+		if cur := revisions[set.Status.CurrentRevision]; i < partition && cur != nil && cur.Name != revision {
+			if t, err := RevisionTemplate(cur); err == nil {
+				old := set.DeepCopy()
+				old.Spec.Template = *t
+				return StatefulSetPodTemplate(old, i, cur.Name)
+			}
+		}
+		return StatefulSetPodTemplate(set, i, revision)
+	}
 	replicas := int(replicasOf(set.Spec.Replicas))
 	ordered := set.Spec.PodManagementPolicy != appsv1.ParallelPodManagement
 	live := map[int]*corev1.Pod{}
@@ -114,7 +145,6 @@ func syncStatefulSet(c *Context, obj store.Object) error {
 			terminating[i] = true
 		}
 	}
-	var err error
 	healthy := len(terminating) == 0
 	for i := 0; i < replicas; i++ {
 		p := live[i]
@@ -137,7 +167,7 @@ func syncStatefulSet(c *Context, obj store.Object) error {
 				break
 			}
 			var made *corev1.Pod
-			made, err = c.CreatePodNamed(store.StatefulSetKind, set, StatefulSetPodTemplate(set, i, revision), StatefulSetPodName(set.Name, i))
+			made, err = c.CreatePodNamed(store.StatefulSetKind, set, templateFor(i), StatefulSetPodName(set.Name, i))
 			if err != nil || made == nil {
 				break
 			}
@@ -170,10 +200,6 @@ func syncStatefulSet(c *Context, obj store.Object) error {
 	}
 	// Rolling update: the highest pod of an old revision, once all are Ready.
 	if set.Spec.UpdateStrategy.Type == appsv1.RollingUpdateStatefulSetStrategyType && healthy && len(condemned) == 0 && len(live) == replicas {
-		partition := 0
-		if ru := set.Spec.UpdateStrategy.RollingUpdate; ru != nil && ru.Partition != nil {
-			partition = int(*ru.Partition)
-		}
 		for i := replicas - 1; i >= partition; i-- {
 			if p := live[i]; p != nil && p.Labels[appsv1.StatefulSetRevisionLabel] != revision {
 				c.DeletePod(p, set.UID, false)

@@ -11,7 +11,7 @@ import (
 )
 
 func init() {
-	Kinds = append(Kinds, DeploymentKind, ReplicaSetKind, DaemonSetKind, StatefulSetKind, JobKind, CronJobKind)
+	Kinds = append(Kinds, DeploymentKind, ReplicaSetKind, DaemonSetKind, StatefulSetKind, JobKind, CronJobKind, ControllerRevisionKind)
 }
 
 // The apps/v1 workload kinds: objects whose pods the controllers process
@@ -157,3 +157,21 @@ var (
 		},
 	}
 )
+
+// ControllerRevisionKind is apps/v1 ControllerRevision: the StatefulSet and
+// DaemonSet controllers' record of each pod template they ran (its data the
+// template as a strategic merge patch, as history.NewControllerRevision
+// stores it), owned by the set; `rollout history` lists them and `rollout
+// undo` applies one's template. Their content does not change once made
+// but for the revision number (the controller's Update of a re-used
+// revision).
+var ControllerRevisionKind = &Kind{
+	Name: "ControllerRevision", Plural: "controllerrevisions", Aliases: []string{"controllerrevision", "controllerrevision.apps", "controllerrevisions.apps"},
+	Group: "apps", Version: "v1",
+	newObject: func() object { return &appsv1.ControllerRevision{} },
+	same: func(a, b object) bool {
+		x, y := a.(*appsv1.ControllerRevision), b.(*appsv1.ControllerRevision)
+		return reflect.DeepEqual(x.Data, y.Data) && x.Revision == y.Revision && sameMeta(x, y)
+	},
+	immutable: func(object) bool { return false },
+}

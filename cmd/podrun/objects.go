@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/urfave/cli/v2"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
@@ -136,6 +137,14 @@ func objectRow(o metav1.Object, now time.Time) []string {
 		return claimRow(v, now)
 	case *corev1.Namespace:
 		return namespaceRow(v, now)
+	case *appsv1.ControllerRevision:
+		// printControllerRevision: CONTROLLER is <resource>.<group>/<name>.
+		controller := "<none>"
+		if ref := metav1.GetControllerOf(v); ref != nil {
+			gv, _ := schema.ParseGroupVersion(ref.APIVersion)
+			controller = strings.ToLower(ref.Kind) + "." + gv.Group + "/" + ref.Name
+		}
+		return []string{v.Name, controller, fmt.Sprint(v.Revision), age}
 	case *corev1.ConfigMap:
 		return []string{v.Name, fmt.Sprint(len(v.Data) + len(v.BinaryData)), age}
 	case *corev1.Secret:

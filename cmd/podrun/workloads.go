@@ -446,6 +446,10 @@ func deleteWorkloads(l store.Layout, objs []objectName, opts supervisor.DeleteOp
 			all = append(all, owned{k.Store, o})
 		}
 	}
+	revs, _ := l.List(store.ControllerRevisionKind, "")
+	for _, o := range revs {
+		all = append(all, owned{store.ControllerRevisionKind, o})
+	}
 	owners := map[types.UID]bool{}
 	for _, o := range objs {
 		obj, err := l.Get(o.kind, o.namespace, o.name)
