@@ -401,6 +401,7 @@ func (ct *controllers) pass(l store.Layout, exe, shim, logLevel string, log *slo
 			_ = l.Remove(store.ControllerRevisionKind, r.GetNamespace(), r.GetName())
 		}
 	}
+	c.collectClaims()
 	// The Jobs' deleted-pod tracking is kept while they run.
 	runningJobs := map[types.UID]bool{}
 	for _, it := range items {

@@ -8,6 +8,8 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/podrun/podrun/podspec"
 	"github.com/podrun/podrun/store"
@@ -184,6 +186,15 @@ func syncStatefulSet(c *Context, obj store.Object) error {
 			}
 		}
 	}
+	// The claims' owners under the retention policy.
+	if len(set.Spec.VolumeClaimTemplates) > 0 {
+		for i, p := range live {
+			c.syncClaimOwners(set, i, p, false)
+		}
+		for _, p := range condemned {
+			c.syncClaimOwners(set, statefulSetOrdinal(set.Name, p), p, true)
+		}
+	}
 	// Scale down: highest ordinal first.
 	sort.Slice(condemned, func(a, b int) bool {
 		return statefulSetOrdinal(set.Name, condemned[a]) > statefulSetOrdinal(set.Name, condemned[b])
@@ -246,4 +257,96 @@ func replicasOf(r *int32) int32 {
 		return 1
 	}
 	return *r
+}
+
+// syncClaimOwners is updateClaimOwnerRefForSetAndPod
+// (stateful_set_utils.go) for the claims of ordinal i: under the
+// persistentVolumeClaimRetentionPolicy, WhenDeleted Delete makes the set
+// an owner of the claims of the ordinals it keeps, WhenScaled Delete makes
+// the pod of an ordinal beyond replicas the owner of its claims; the
+// garbage collection (collectClaims) removes a claim once its owners are
+// gone. A claim another object controls is left alone
+// (hasUnexpectedController).
+func (c *Context) syncClaimOwners(set *appsv1.StatefulSet, i int, pod *corev1.Pod, scaledDown bool) {
+	policy := set.Spec.PersistentVolumeClaimRetentionPolicy
+	deleteWithSet, deleteWithPod := false, false
+	if policy != nil {
+		deleteWithSet = policy.WhenDeleted == appsv1.DeletePersistentVolumeClaimRetentionPolicyType && !(scaledDown && policy.WhenScaled == appsv1.DeletePersistentVolumeClaimRetentionPolicyType)
+		deleteWithPod = scaledDown && policy.WhenScaled == appsv1.DeletePersistentVolumeClaimRetentionPolicyType
+	}
+	setRef := metav1.OwnerReference{APIVersion: "apps/v1", Kind: "StatefulSet", Name: set.Name, UID: set.UID}
+	podRef := metav1.OwnerReference{APIVersion: "v1", Kind: "Pod", Name: pod.Name, UID: pod.UID}
+	for ti := range set.Spec.VolumeClaimTemplates {
+		name := podspec.StatefulSetClaimName(set, &set.Spec.VolumeClaimTemplates[ti], i)
+		claim, err := c.L.Claim(set.Namespace, name)
+		if err != nil || claim.DeletionTimestamp != nil {
+			continue
+		}
+		if ref := metav1.GetControllerOf(claim); ref != nil && ref.UID != set.UID && ref.UID != pod.UID {
+			continue
+		}
+		want := withOwner(withOwner(claim.OwnerReferences, setRef, deleteWithSet), podRef, deleteWithPod)
+		if reflect.DeepEqual(want, claim.OwnerReferences) {
+			continue
+		}
+		if err := c.L.Update(store.ClaimKind, set.Namespace, name, func(o store.Object) error {
+			cl := o.(*corev1.PersistentVolumeClaim)
+			cl.OwnerReferences = withOwner(withOwner(cl.OwnerReferences, setRef, deleteWithSet), podRef, deleteWithPod)
+			return nil
+		}); err != nil {
+			c.Log.Warn("updating claim owners", "claim", set.Namespace+"/"+name, "err", err)
+		}
+	}
+}
+
+// withOwner adds ref to refs (by UID) when want, removes it otherwise.
+func withOwner(refs []metav1.OwnerReference, ref metav1.OwnerReference, want bool) []metav1.OwnerReference {
+	var out []metav1.OwnerReference
+	has := false
+	for _, r := range refs {
+		if r.UID == ref.UID {
+			if !want {
+				continue
+			}
+			has = true
+		}
+		out = append(out, r)
+	}
+	if want && !has {
+		out = append(out, ref)
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// collectClaims is the garbage collector's part for claims: a claim whose
+// owners are StatefulSets and pods that are all gone is deleted (a pod
+// still using it keeps its volume until it goes).
+func (c *Context) collectClaims() {
+	claims, _ := c.L.List(store.ClaimKind, "")
+	pods := map[types.UID]bool{}
+	for _, p := range c.pods {
+		pods[p.UID] = true
+	}
+	for _, o := range claims {
+		refs := o.GetOwnerReferences()
+		if len(refs) == 0 || o.GetDeletionTimestamp() != nil {
+			continue
+		}
+		gone := true
+		for _, r := range refs {
+			switch {
+			case r.Kind == "StatefulSet" && r.APIVersion == "apps/v1" && !c.objects[r.UID]:
+			case r.Kind == "Pod" && r.APIVersion == "v1" && !pods[r.UID]:
+			default:
+				gone = false
+			}
+		}
+		if gone {
+			c.Log.Info("deleting claim whose owners are gone", "claim", o.GetNamespace()+"/"+o.GetName())
+			_ = c.L.Remove(store.ClaimKind, o.GetNamespace(), o.GetName())
+		}
+	}
 }

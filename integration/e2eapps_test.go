@@ -450,3 +450,67 @@ spec:
 		}
 	}
 }
+
+// statefulset.go "should delete PVCs with a OnScaledown policy" and "should
+// delete PVCs with a WhenDeleted policy" (persistentVolumeClaimRetentionPolicy):
+// scaling down deletes the claims of the removed ordinals, deleting the set
+// deletes the rest; the claims are owned by the set meanwhile.
+func TestE2EAppsStatefulSetClaimRetentionPolicy(t *testing.T) {
+	e := newEnv(t)
+	e.deleteAtEnd("statefulset/pvc")
+	e.apply(`
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: pvc}
+spec:
+  serviceName: pvc
+  replicas: 3
+  podManagementPolicy: Parallel
+  persistentVolumeClaimRetentionPolicy: {whenDeleted: Delete, whenScaled: Delete}
+  selector: {matchLabels: {app: pvc}}
+  template:
+    metadata: {labels: {app: pvc}}
+    spec:
+      terminationGracePeriodSeconds: 1
+      containers:
+      - name: c
+        image: busybox:1.28
+        command: ['sh', '-c', 'trap "exit 0" TERM; while true; do sleep 1; done']
+        volumeMounts: [{name: data, mountPath: /data}]
+  volumeClaimTemplates:
+  - metadata: {name: data}
+    spec:
+      accessModes: [ReadWriteOnce]
+      resources: {requests: {storage: 1Mi}}
+`)
+	e.waitPods("app=pvc", time.Minute, "3 running", running(3))
+	set := e.statefulSet("pvc")
+	claims := func() string {
+		out := e.must("get", "pvc", "-o", "name").stdout
+		return strings.Join(strings.Fields(out), " ")
+	}
+	waitClaims := func(want string) {
+		t.Helper()
+		for deadline := time.Now().Add(30 * time.Second * timeoutScale); claims() != want; time.Sleep(200 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("claims %q, want %q", claims(), want)
+			}
+		}
+	}
+	waitClaims("persistentvolumeclaim/data-pvc-0 persistentvolumeclaim/data-pvc-1 persistentvolumeclaim/data-pvc-2")
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		var c corev1.PersistentVolumeClaim
+		e.getObject("pvc", "data-pvc-0", &c)
+		if len(c.OwnerReferences) == 1 && c.OwnerReferences[0].UID == set.UID && c.OwnerReferences[0].Kind == "StatefulSet" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("claim owners %+v, want the set", c.OwnerReferences)
+		}
+	}
+	e.must("scale", "sts/pvc", "--replicas=1")
+	e.waitPods("app=pvc", time.Minute, "1 running", running(1))
+	waitClaims("persistentvolumeclaim/data-pvc-0")
+	e.must("delete", "sts", "pvc")
+	waitClaims("")
+}

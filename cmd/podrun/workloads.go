@@ -480,6 +480,17 @@ func deleteWorkloads(l store.Layout, objs []objectName, opts supervisor.DeleteOp
 			}
 		}
 	}
+	// Claims a deleted StatefulSet owns (persistentVolumeClaimRetentionPolicy
+	// whenDeleted: Delete) go with it, once no pod uses them.
+	claims, _ := l.List(store.ClaimKind, "")
+	for _, cl := range claims {
+		for _, r := range cl.GetOwnerReferences() {
+			if owners[r.UID] {
+				_ = l.Remove(store.ClaimKind, cl.GetNamespace(), cl.GetName())
+				break
+			}
+		}
+	}
 	deletePods := func() {
 		var mu sync.Mutex
 		var wg sync.WaitGroup
