@@ -83,10 +83,13 @@ func statefulSetRevision(set *appsv1.StatefulSet) string {
 // (pkg/controller/statefulset/stateful_set_control.go) for one host: pods
 // `<set>-0..N-1` made in ordinal order (OrderedReady: the next once every
 // earlier one is Running and Ready; Parallel: all at once), finished pods
-// deleted and made again under the same name, pods beyond replicas deleted
+// deleted and made again under the same name, pods outside the ordinals deleted
 // highest ordinal first (one at a time under OrderedReady), and, under
 // RollingUpdate, pods of an old template deleted highest ordinal first, one
-// at a time, once all are Ready (they come back with the new one).
+// at a time, once all are Ready (they come back with the new one; those
+// below the partition come back with the current revision's template).
+// Pods and claims are adopted and owned as the controller does (ClaimPods,
+// the ControllerRevisions of history.go, the claims' retention policy).
 func syncStatefulSet(c *Context, obj store.Object) error {
 	set := obj.(*appsv1.StatefulSet)
 	revision := statefulSetRevision(set)
@@ -105,6 +108,10 @@ func syncStatefulSet(c *Context, obj store.Object) error {
 	if err != nil {
 		return err
 	}
+	start := 0 // spec.ordinals.start: the ordinals are start..start+replicas-1
+	if set.Spec.Ordinals != nil {
+		start = int(set.Spec.Ordinals.Start)
+	}
 	// newVersionedStatefulSetPod: under RollingUpdate an ordinal below the
 	// partition is made with the current revision's template.
 	partition := 0
@@ -112,7 +119,7 @@ func syncStatefulSet(c *Context, obj store.Object) error {
 		partition = int(*ru.Partition)
 	}
 	templateFor := func(i int) *corev1.PodTemplateSpec {
-		if cur := revisions[set.Status.CurrentRevision]; i < partition && cur != nil && cur.Name != revision {
+		if cur := revisions[set.Status.CurrentRevision]; i < start+partition && cur != nil && cur.Name != revision {
 			if t, err := RevisionTemplate(cur); err == nil {
 				old := set.DeepCopy()
 				old.Spec.Template = *t
@@ -130,7 +137,7 @@ func syncStatefulSet(c *Context, obj store.Object) error {
 		switch {
 		case i < 0:
 			continue
-		case i >= replicas:
+		case i < start || i >= start+replicas:
 			condemned = append(condemned, p)
 		default:
 			live[i] = p
@@ -148,7 +155,7 @@ func syncStatefulSet(c *Context, obj store.Object) error {
 		}
 	}
 	healthy := len(terminating) == 0
-	for i := 0; i < replicas; i++ {
+	for i := start; i < start+replicas; i++ {
 		p := live[i]
 		if p != nil && (p.Status.Phase == corev1.PodFailed || p.Status.Phase == corev1.PodSucceeded) {
 			// A finished pod is deleted and made again with its name.
@@ -211,7 +218,7 @@ func syncStatefulSet(c *Context, obj store.Object) error {
 	}
 	// Rolling update: the highest pod of an old revision, once all are Ready.
 	if set.Spec.UpdateStrategy.Type == appsv1.RollingUpdateStatefulSetStrategyType && healthy && len(condemned) == 0 && len(live) == replicas {
-		for i := replicas - 1; i >= partition; i-- {
+		for i := start + replicas - 1; i >= start+partition; i-- {
 			if p := live[i]; p != nil && p.Labels[appsv1.StatefulSetRevisionLabel] != revision {
 				c.DeletePod(p, set.UID, false)
 				break

@@ -514,3 +514,42 @@ spec:
 	e.must("delete", "sts", "pvc")
 	waitClaims("")
 }
+
+// statefulset.go "Scaling StatefulSetStartOrdinal": spec.ordinals.start
+// names the pods from that ordinal (pod-index label too); raising it
+// replaces the lowest pod by one past the end, lowering it back
+// likewise.
+func TestE2EAppsStatefulSetStartOrdinal(t *testing.T) {
+	e := newEnv(t)
+	e.deleteAtEnd("statefulset/ss")
+	m := strings.Replace(e2eSet("{type: RollingUpdate}", "1"), "  serviceName: ss\n", "  serviceName: ss\n  ordinals: {start: START}\n", 1)
+	names := func(want ...string) {
+		t.Helper()
+		e.waitPods("app=ss", time.Minute, "pods "+strings.Join(want, ","), func(pods []corev1.Pod) bool {
+			if !running(len(want))(pods) {
+				return false
+			}
+			got := map[string]bool{}
+			for _, p := range pods {
+				got[p.Name] = true
+			}
+			for _, w := range want {
+				if !got[w] {
+					return false
+				}
+			}
+			return true
+		})
+	}
+	e.apply(strings.Replace(m, "START", "2", 1))
+	names("ss-2", "ss-3")
+	if p := e.pod("ss-3"); p.Labels[appsv1.PodIndexLabel] != "3" || p.Spec.Hostname != "ss-3" {
+		t.Errorf("ss-3 labels %v hostname %q", p.Labels, p.Spec.Hostname)
+	}
+	e.apply(strings.Replace(m, "START", "3", 1))
+	names("ss-3", "ss-4")
+	e.apply(strings.Replace(m, "START", "0", 1))
+	names("ss-0", "ss-1")
+	e.must("scale", "sts/ss", "--replicas=3")
+	names("ss-0", "ss-1", "ss-2")
+}
