@@ -553,3 +553,99 @@ func TestE2EAppsStatefulSetStartOrdinal(t *testing.T) {
 	e.must("scale", "sts/ss", "--replicas=3")
 	names("ss-0", "ss-1", "ss-2")
 }
+
+// waitJobCondition waits until the Job has the condition (True).
+func (e *env) waitJobCondition(name string, cond batchv1.JobConditionType, timeout time.Duration) *batchv1.Job {
+	e.t.Helper()
+	for deadline := time.Now().Add(timeout * timeoutScale); ; time.Sleep(200 * time.Millisecond) {
+		j := e.job(name)
+		if jobCond(j, cond) != nil {
+			return j
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatalf("job %s: no %s condition after %s; status %+v", name, cond, timeout, j.Status)
+		}
+	}
+}
+
+const e2eIndexedJob = `
+apiVersion: batch/v1
+kind: Job
+metadata: {name: NAME}
+spec:
+  completionMode: Indexed
+SPEC
+  template:
+    spec:
+      restartPolicy: Never
+      terminationGracePeriodSeconds: 1
+      containers:
+      - name: c
+        image: busybox:1.28
+        command: ['sh', '-c', 'SCRIPT']
+`
+
+func indexedJob(name, spec, script string) string {
+	return strings.NewReplacer("NAME", name, "SPEC", spec, "SCRIPT", script).Replace(e2eIndexedJob)
+}
+
+// job.go "should execute all indexes despite some failing when using
+// backoffLimitPerIndex", "should terminate job execution when the number of
+// failed indexes exceeds maxFailedIndexes", "should mark indexes as failed
+// when the FailIndex action is matched in podFailurePolicy", and the
+// successPolicy ones ("succeededIndexes rule should succeeded even when some
+// indexes remain pending", "succeededCount rule …"): the Jobs run side by
+// side.
+func TestE2EAppsJobPerIndexBackoffAndSuccessPolicy(t *testing.T) {
+	e := newEnv(t)
+	for _, n := range []string{"per-index", "max-failed", "fail-index", "success-indexes", "success-count"} {
+		e.deleteAtEnd("job/" + n)
+	}
+	oddFails := `if [ $((JOB_COMPLETION_INDEX % 2)) -eq 1 ]; then exit 1; fi`
+	sleepUnlessZero := `trap "exit 0" TERM; if [ $JOB_COMPLETION_INDEX -eq 0 ]; then exit 0; fi; while true; do sleep 1; done`
+	e.apply(strings.Join([]string{
+		indexedJob("per-index", "  completions: 4\n  parallelism: 4\n  backoffLimitPerIndex: 1", oddFails),
+		indexedJob("max-failed", "  completions: 4\n  parallelism: 2\n  backoffLimitPerIndex: 0\n  maxFailedIndexes: 0", "exit 1"),
+		indexedJob("fail-index", "  completions: 2\n  parallelism: 2\n  backoffLimitPerIndex: 1\n  podFailurePolicy:\n    rules:\n    - {action: FailIndex, onExitCodes: {operator: In, values: [1]}}", "exit 1"),
+		indexedJob("success-indexes", "  completions: 3\n  parallelism: 3\n  successPolicy:\n    rules:\n    - {succeededIndexes: \"0\"}", sleepUnlessZero),
+		indexedJob("success-count", "  completions: 3\n  parallelism: 3\n  successPolicy:\n    rules:\n    - {succeededIndexes: \"0-1\", succeededCount: 1}", sleepUnlessZero),
+	}, "---\n"))
+
+	j := e.waitJobCondition("fail-index", batchv1.JobFailed, time.Minute)
+	if c := jobCond(j, batchv1.JobFailed); c.Reason != "FailedIndexes" || c.Message != "Job has failed indexes" || j.Status.FailedIndexes == nil || *j.Status.FailedIndexes != "0,1" || j.Status.Failed != 2 {
+		t.Errorf("fail-index: condition %+v status %+v", c, j.Status)
+	}
+	if n := len(e.jobPods("fail-index")); n != 2 {
+		t.Errorf("fail-index: %d pods, want 2 (no retries after FailIndex)", n)
+	}
+	j = e.waitJobCondition("max-failed", batchv1.JobFailed, time.Minute)
+	if c := jobCond(j, batchv1.JobFailed); c.Reason != "MaxFailedIndexesExceeded" || c.Message != "Job has exceeded the specified maximal number of failed indexes" || j.Status.FailedIndexes == nil || *j.Status.FailedIndexes == "" || j.Status.Active != 0 {
+		t.Errorf("max-failed: condition %+v status %+v", c, j.Status)
+	}
+	if jobCond(j, batchv1.JobFailureTarget) == nil {
+		t.Errorf("max-failed: no FailureTarget condition: %+v", j.Status.Conditions)
+	}
+	for _, n := range []string{"success-indexes", "success-count"} {
+		j = e.waitJobCondition(n, batchv1.JobComplete, time.Minute)
+		c, met := jobCond(j, batchv1.JobComplete), jobCond(j, batchv1.JobSuccessCriteriaMet)
+		if c.Reason != "SuccessPolicy" || met == nil || met.Reason != "SuccessPolicy" || met.Message != "Matched rules at index 0" || j.Status.Succeeded != 1 || j.Status.CompletedIndexes != "0" || j.Status.Active != 0 {
+			t.Errorf("%s: complete %+v criteria %+v status %+v", n, c, met, j.Status)
+		}
+	}
+	j = e.waitJobCondition("per-index", batchv1.JobFailed, time.Minute)
+	if c := jobCond(j, batchv1.JobFailed); c.Reason != "FailedIndexes" || j.Status.FailedIndexes == nil || *j.Status.FailedIndexes != "1,3" || j.Status.CompletedIndexes != "0,2" || j.Status.Failed != 4 || j.Status.Succeeded != 2 {
+		t.Errorf("per-index: condition %+v status %+v", c, j.Status)
+	}
+	counts := map[string]int{}
+	for _, p := range e.jobPods("per-index") {
+		counts[p.Annotations[batchv1.JobCompletionIndexAnnotation]+"/"+p.Annotations["batch.kubernetes.io/job-index-failure-count"]]++
+	}
+	if counts["1/0"] != 1 || counts["1/1"] != 1 || counts["3/1"] != 1 || counts["0/0"] != 1 {
+		t.Errorf("per-index pods by index/failure-count: %v", counts)
+	}
+	// The API server's validation of the new fields.
+	r := e.podrun("apply", "-f", e.manifest(strings.Replace(indexedJob("bad", "  completions: 2\n  maxFailedIndexes: 3", "true"), "  completionMode: Indexed\n", "", 1)))
+	if r.code == 0 || !strings.Contains(r.stderr, "spec.backoffLimitPerIndex: Required value: when maxFailedIndexes is specified") {
+		t.Errorf("apply of maxFailedIndexes without backoffLimitPerIndex: %s", r)
+	}
+}
