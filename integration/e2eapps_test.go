@@ -134,6 +134,16 @@ func TestE2EAppsStatefulSetRollingUpdateRollbackAndPartition(t *testing.T) {
 		t.Errorf("revision owner %+v", cr.OwnerReferences)
 	}
 	e.waitSetRevisions(map[string]string{"ss-0": rev1, "ss-1": rev1})
+	// kubectl's template outputs on the workload kinds.
+	if out := e.must("get", "sts", "ss", "-o", "jsonpath={.status.readyReplicas}/{.status.currentRevision}").stdout; out != "2/"+rev1 {
+		t.Errorf("get sts -o jsonpath: %q", out)
+	}
+	if out := e.must("get", "controllerrevisions", "-o", "custom-columns=NAME:.metadata.name,REV:.revision", "--no-headers").stdout; strings.Join(strings.Fields(out), " ") != rev1+" 1" {
+		t.Errorf("get controllerrevisions -o custom-columns: %q", out)
+	}
+	if out := e.must("get", "sts", "-o", "go-template={{range .items}}{{.metadata.name}}{{end}}").stdout; out != "ss" {
+		t.Errorf("get sts -o go-template: %q", out)
+	}
 
 	// A template change rolls out, highest ordinal first.
 	e.apply(e2eSet("{type: RollingUpdate}", "2"))

@@ -124,7 +124,43 @@ func getObjects(c *cli.Context, k *store.Kind, names []string) error {
 		_, err = os.Stdout.Write(data)
 		return err
 	default:
-		return usageError("--output %q: want wide, json, yaml or name", out)
+		// kubectl's template printers over the objects' JSON form (a List
+		// unless one object was named).
+		format, arg, _ := strings.Cut(out, "=")
+		if strings.HasSuffix(format, "-file") {
+			data, err := os.ReadFile(arg)
+			if err != nil {
+				return usageError("-o %s: %v", out, err)
+			}
+			format, arg = strings.TrimSuffix(format, "-file"), strings.TrimSpace(string(data))
+		}
+		items := []any{}
+		for _, o := range objs {
+			items = append(items, apiObject(k, o))
+		}
+		var obj any = map[string]any{"apiVersion": "v1", "kind": "List", "items": items, "metadata": map[string]any{"resourceVersion": ""}}
+		if len(names) == 1 && len(items) == 1 {
+			obj = items[0]
+		}
+		var err error
+		switch format {
+		case "jsonpath":
+			err = printers.JSONPath(os.Stdout, arg, obj)
+		case "go-template", "template":
+			err = printers.GoTemplate(os.Stdout, arg, obj)
+		case "custom-columns":
+			var cols []printers.Column
+			if cols, err = printers.ParseCustomColumns(arg); err != nil {
+				return usageError("%v", err)
+			}
+			err = printers.CustomColumns(os.Stdout, cols, items, c.Bool("no-headers"))
+		default:
+			return usageError("--output %q: want wide, json, yaml, name, jsonpath=…, go-template=… or custom-columns=…", out)
+		}
+		if err != nil {
+			return failed("%v", err)
+		}
+		return nil
 	}
 }
 
