@@ -560,6 +560,23 @@ func TestE2EAppsStatefulSetStartOrdinal(t *testing.T) {
 	names("ss-3", "ss-4")
 	e.apply(strings.Replace(m, "START", "0", 1))
 	names("ss-0", "ss-1")
+	// rollout restart replaces the pods; applying the manifest again keeps
+	// the restartedAt annotation (kubectl apply's three-way merge).
+	before := e.pod("ss-0")
+	if r := e.must("rollout", "restart", "statefulset/ss"); strings.TrimSpace(r.stdout) != "statefulset.apps/ss restarted" {
+		t.Errorf("restart: %s", r)
+	}
+	e.must("rollout", "status", "statefulset/ss", "--timeout", "1m")
+	after := e.waitFor("ss-0", time.Minute, "restarted", func(p *corev1.Pod) bool {
+		return p.UID != before.UID && p.Status.Phase == corev1.PodRunning && p.Annotations["kubectl.kubernetes.io/restartedAt"] != ""
+	})
+	if r := e.apply(strings.Replace(m, "START", "0", 1)); !strings.Contains(r.stdout, "statefulset.apps/ss unchanged") {
+		t.Errorf("re-apply after restart: %s", r)
+	}
+	time.Sleep(time.Second)
+	if p := e.pod("ss-0"); p.UID != after.UID {
+		t.Errorf("the re-apply after restart replaced ss-0 again")
+	}
 	e.must("scale", "sts/ss", "--replicas=3")
 	names("ss-0", "ss-1", "ss-2")
 }
