@@ -394,6 +394,14 @@ func (ct *controllers) pass(l store.Layout, exe, shim, logLevel string, log *slo
 			c.DeletePod(p, "", false)
 		}
 	}
+	// So do the ControllerRevisions of a StatefulSet or DaemonSet.
+	revs, _ := l.List(store.ControllerRevisionKind, "")
+	for _, r := range revs {
+		if ref := metav1.GetControllerOf(r); ref != nil && isWorkloadKind(ref.Kind) && !c.objects[ref.UID] {
+			_ = l.Remove(store.ControllerRevisionKind, r.GetNamespace(), r.GetName())
+		}
+	}
+	c.collectClaims()
 	// The Jobs' deleted-pod tracking is kept while they run.
 	runningJobs := map[types.UID]bool{}
 	for _, it := range items {

@@ -36,6 +36,18 @@ func syncDaemonSet(c *Context, obj store.Object) error {
 	ds := obj.(*appsv1.DaemonSet)
 	hash := ComputeHash(&ds.Spec.Template, ds.Status.CollisionCount)
 	shouldRun := labels.SelectorFromSet(ds.Spec.Template.Spec.NodeSelector).Matches(nodeLabels())
+	// getDaemonPods: orphans the selector matches are adopted, pods whose
+	// labels no longer match released.
+	if err := c.ClaimPods(store.DaemonSetKind, ds, ds.Spec.Selector); err != nil {
+		return err
+	}
+	inUse := map[string]bool{}
+	for _, p := range c.OwnedPods(ds.UID) {
+		inUse[ds.Name+"-"+p.Labels[appsv1.DefaultDaemonSetUniqueLabelKey]] = true
+	}
+	if _, err := c.syncRevisions(store.DaemonSetKind, ds, &ds.Spec.Template, ds.Name+"-"+hash, ds.Spec.RevisionHistoryLimit, inUse); err != nil {
+		return err
+	}
 	active := c.ReplacingFinished(ds.UID)
 	var updated []*corev1.Pod
 	for _, p := range active {

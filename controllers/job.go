@@ -69,6 +69,16 @@ func syncJob(c *Context, obj store.Object) error {
 	if _, done := jobFinished(job); done {
 		return c.jobTTL(job)
 	}
+	// getPodsForJob: orphans the Job's selector (the one the API server
+	// generates: controller-uid) matches are adopted, pods whose labels no
+	// longer match released.
+	sel := job.Spec.Selector
+	if sel == nil {
+		sel = &metav1.LabelSelector{MatchLabels: map[string]string{batchv1.ControllerUidLabel: string(job.UID)}}
+	}
+	if err := c.ClaimPods(store.JobKind, job, sel); err != nil {
+		return err
+	}
 	live := map[*corev1.Pod]bool{}
 	for _, p := range c.OwnedPods(job.UID) {
 		live[p] = true
@@ -111,6 +121,13 @@ func syncJob(c *Context, obj store.Object) error {
 	// FailJob match fails the Job.
 	var failTarget *batchv1.JobCondition
 	jp.ignored = map[*corev1.Pod]bool{}
+	// backoffLimitPerIndex: each index's failures (the pods' own, kept until
+	// the Job goes, in place of the index-failure-count annotation's
+	// carry-over), and the indexes failed past the limit or by a FailIndex
+	// rule (calculateFailedIndexes).
+	perIndex := indexed && job.Spec.BackoffLimitPerIndex != nil
+	indexFailures := map[int][]*corev1.Pod{}
+	failedIdx := map[int]bool{}
 	var failed int32
 	sort.SliceStable(jp.failed, func(i, j int) bool { return finishedAt(jp.failed[i]).Before(finishedAt(jp.failed[j])) })
 	for _, p := range jp.failed {
@@ -123,12 +140,22 @@ func syncJob(c *Context, obj store.Object) error {
 			continue
 		}
 		failed++
+		if i, ok := CompletionIndex(p); perIndex && ok && i < int(*completions) && !doneIdx[i] {
+			indexFailures[i] = append(indexFailures[i], p)
+			if (matched && action == batchv1.PodFailurePolicyActionFailIndex) || int32(len(indexFailures[i])) > *job.Spec.BackoffLimitPerIndex {
+				failedIdx[i] = true
+			}
+		}
 		if matched && action == batchv1.PodFailurePolicyActionFailJob && failTarget == nil {
 			failTarget = &batchv1.JobCondition{Reason: batchv1.JobReasonPodFailurePolicy, Message: msg}
 		}
 	}
 	failed += int32(len(deletedPods))
 	st.Failed = max(st.Failed, failed)
+	if perIndex {
+		f := FormatIndexes(failedIdx)
+		st.FailedIndexes = &f
+	}
 
 	var finish *batchv1.JobCondition // FailureTarget or SuccessCriteriaMet
 	switch {
@@ -144,6 +171,12 @@ func syncJob(c *Context, obj store.Object) error {
 	case !suspended && job.Spec.ActiveDeadlineSeconds != nil && st.StartTime != nil &&
 		!c.Now.Before(st.StartTime.Add(time.Duration(*job.Spec.ActiveDeadlineSeconds)*time.Second)):
 		finish = &batchv1.JobCondition{Type: batchv1.JobFailureTarget, Reason: batchv1.JobReasonDeadlineExceeded, Message: "Job was active longer than specified deadline"}
+	case perIndex && job.Spec.MaxFailedIndexes != nil && len(failedIdx) > int(*job.Spec.MaxFailedIndexes):
+		finish = &batchv1.JobCondition{Type: batchv1.JobFailureTarget, Reason: batchv1.JobReasonMaxFailedIndexesExceeded, Message: "Job has exceeded the specified maximal number of failed indexes"}
+	case perIndex && len(failedIdx) > 0 && len(failedIdx)+len(doneIdx) >= int(*completions):
+		finish = &batchv1.JobCondition{Type: batchv1.JobFailureTarget, Reason: batchv1.JobReasonFailedIndexes, Message: "Job has failed indexes"}
+	case indexed && successPolicyMet(job, doneIdx) != "":
+		finish = &batchv1.JobCondition{Type: batchv1.JobSuccessCriteriaMet, Reason: batchv1.JobReasonSuccessPolicy, Message: successPolicyMet(job, doneIdx)}
 	case completions != nil && succeeded >= *completions,
 		completions == nil && succeeded > 0 && len(jp.active) == 0:
 		finish = &batchv1.JobCondition{Type: batchv1.JobSuccessCriteriaMet, Reason: batchv1.JobReasonCompletionsReached, Message: "Reached expected number of succeeded pods"}
@@ -190,7 +223,7 @@ func syncJob(c *Context, obj store.Object) error {
 			st.StartTime = &now
 		}
 		var made []*corev1.Pod
-		made, err = c.manageJob(job, jp, succeeded, doneIdx, parallelism, indexed)
+		made, err = c.manageJob(job, jp, succeeded, doneIdx, parallelism, indexed, failedIdx, indexFailures)
 		active = append(active, made...)
 	}
 	st.Active = int32(len(active))
@@ -221,7 +254,8 @@ func syncJob(c *Context, obj store.Object) error {
 
 // manageJob is the Job controller's manageJob: pods made up to parallelism
 // (and the completions left), after the failure backoff; extra ones deleted.
-func (c *Context) manageJob(job *batchv1.Job, jp jobPods, succeeded int32, doneIdx map[int]bool, parallelism int32, indexed bool) ([]*corev1.Pod, error) {
+func (c *Context) manageJob(job *batchv1.Job, jp jobPods, succeeded int32, doneIdx map[int]bool, parallelism int32, indexed bool, failedIdx map[int]bool, indexFailures map[int][]*corev1.Pod) ([]*corev1.Pod, error) {
+	perIndex := indexed && job.Spec.BackoffLimitPerIndex != nil
 	active := int32(len(jp.active))
 	busy := active
 	if p := job.Spec.PodReplacementPolicy; p != nil && *p == batchv1.Failed {
@@ -230,7 +264,7 @@ func (c *Context) manageJob(job *batchv1.Job, jp jobPods, succeeded int32, doneI
 	want := parallelism
 	switch c := job.Spec.Completions; {
 	case c != nil:
-		want = min(want, *c-succeeded)
+		want = min(want, *c-succeeded-int32(len(failedIdx)))
 	case succeeded > 0:
 		want = active // a work queue: once one pod succeeded, no new pods
 	}
@@ -244,7 +278,7 @@ func (c *Context) manageJob(job *batchv1.Job, jp jobPods, succeeded int32, doneI
 	if busy >= want {
 		return nil, nil
 	}
-	if wait := JobBackoffRemaining(jp, c.Now); wait > 0 {
+	if wait := JobBackoffRemaining(jp, c.Now); wait > 0 && !perIndex {
 		c.RequeueAfter(wait)
 		return nil, nil
 	}
@@ -257,9 +291,18 @@ func (c *Context) manageJob(job *batchv1.Job, jp jobPods, succeeded int32, doneI
 			}
 		}
 		for i := 0; i < int(*job.Spec.Completions) && len(indexes) < int(want-busy); i++ {
-			if !doneIdx[i] && !taken[i] {
-				indexes = append(indexes, i)
+			if doneIdx[i] || taken[i] || failedIdx[i] {
+				continue
 			}
+			if perIndex {
+				// The index's own backoff (getNewIndexFailureCounts,
+				// backoff per index): its failures since it last ran.
+				if wait := JobBackoffRemaining(jobPods{failed: indexFailures[i], ignored: jp.ignored}, c.Now); wait > 0 {
+					c.RequeueAfter(wait)
+					continue
+				}
+			}
+			indexes = append(indexes, i)
 		}
 	} else {
 		for range want - busy {
@@ -269,6 +312,9 @@ func (c *Context) manageJob(job *batchv1.Job, jp jobPods, succeeded int32, doneI
 	var made []*corev1.Pod
 	for _, i := range indexes {
 		tmpl, prefix := JobPodTemplate(job, i)
+		if perIndex {
+			tmpl.Annotations[JobIndexFailureCountAnnotation] = strconv.Itoa(len(indexFailures[i]))
+		}
 		p, err := c.CreatePod(store.JobKind, job, tmpl, prefix)
 		if err != nil || p == nil {
 			return made, err
@@ -542,4 +588,65 @@ func setJobCondition(st *batchv1.JobStatus, t batchv1.JobConditionType, reason, 
 		return
 	}
 	st.Conditions = append(st.Conditions, batchv1.JobCondition{Type: t, Status: corev1.ConditionTrue, Reason: reason, Message: msg, LastProbeTime: now, LastTransitionTime: now})
+}
+
+// JobIndexFailureCountAnnotation is the failures of a pod's index before it
+// (batch.kubernetes.io/job-index-failure-count), under backoffLimitPerIndex.
+const JobIndexFailureCountAnnotation = "batch.kubernetes.io/job-index-failure-count"
+
+// successPolicyMet is matchSuccessPolicy (pkg/controller/job/
+// success_policy.go): the message of the first rule the succeeded indexes
+// meet — all of its succeededIndexes, or succeededCount of them (of all
+// indexes without succeededIndexes) — or "".
+func successPolicyMet(job *batchv1.Job, done map[int]bool) string {
+	sp := job.Spec.SuccessPolicy
+	if sp == nil || len(done) == 0 || job.Spec.Completions == nil {
+		return ""
+	}
+	for i, r := range sp.Rules {
+		if r.SucceededIndexes != nil {
+			required := ParseIndexes(*r.SucceededIndexes, int(*job.Spec.Completions))
+			if len(required) == 0 {
+				continue
+			}
+			contains := 0
+			for idx := range required {
+				if done[idx] {
+					contains++
+				}
+			}
+			if contains == len(required) || (r.SucceededCount != nil && contains >= int(*r.SucceededCount)) {
+				return fmt.Sprintf("Matched rules at index %d", i)
+			}
+		} else if r.SucceededCount != nil && len(done) >= int(*r.SucceededCount) {
+			return fmt.Sprintf("Matched rules at index %d", i)
+		}
+	}
+	return ""
+}
+
+// ParseIndexes reads an index list ("1,3-5,7") as parseIndexesFromString:
+// indexes at or past completions are left out; a malformed list is empty.
+func ParseIndexes(s string, completions int) map[int]bool {
+	out := map[int]bool{}
+	if s == "" {
+		return out
+	}
+	for _, part := range strings.Split(s, ",") {
+		first, last, isRange := strings.Cut(part, "-")
+		a, err := strconv.Atoi(first)
+		if err != nil || a < 0 {
+			return map[int]bool{}
+		}
+		b := a
+		if isRange {
+			if b, err = strconv.Atoi(last); err != nil || b < a {
+				return map[int]bool{}
+			}
+		}
+		for i := a; i <= b && i < completions; i++ {
+			out[i] = true
+		}
+	}
+	return out
 }

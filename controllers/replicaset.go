@@ -176,6 +176,12 @@ func (ct *controllers) resetBackoff(uid types.UID) {
 // ownerReference removed). Pods being deleted are neither adopted nor
 // released. The pass's view of the pods follows.
 func (c *Context) ClaimPods(k *store.Kind, owner store.Object, selector *metav1.LabelSelector) error {
+	return c.ClaimPodsFiltered(k, owner, selector, nil)
+}
+
+// ClaimPodsFiltered is ClaimPods with the controllers' filter of the pods
+// they may adopt (a StatefulSet's isMemberOf: `<set>-<ordinal>` only).
+func (c *Context) ClaimPodsFiltered(k *store.Kind, owner store.Object, selector *metav1.LabelSelector, filter func(*corev1.Pod) bool) error {
 	sel, err := metav1.LabelSelectorAsSelector(selector)
 	if err != nil {
 		return err
@@ -202,7 +208,7 @@ func (c *Context) ClaimPods(k *store.Kind, owner store.Object, selector *metav1.
 				}
 				return out
 			}
-		case ref == nil && matches && IsPodActive(p):
+		case ref == nil && matches && IsPodActive(p) && (filter == nil || filter(p)):
 			// AdoptPod
 			change = func(refs []metav1.OwnerReference) []metav1.OwnerReference {
 				for _, r := range refs {

@@ -8,6 +8,8 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/podrun/podrun/podspec"
 	"github.com/podrun/podrun/store"
@@ -81,13 +83,51 @@ func statefulSetRevision(set *appsv1.StatefulSet) string {
 // (pkg/controller/statefulset/stateful_set_control.go) for one host: pods
 // `<set>-0..N-1` made in ordinal order (OrderedReady: the next once every
 // earlier one is Running and Ready; Parallel: all at once), finished pods
-// deleted and made again under the same name, pods beyond replicas deleted
+// deleted and made again under the same name, pods outside the ordinals deleted
 // highest ordinal first (one at a time under OrderedReady), and, under
 // RollingUpdate, pods of an old template deleted highest ordinal first, one
-// at a time, once all are Ready (they come back with the new one).
+// at a time, once all are Ready (they come back with the new one; those
+// below the partition come back with the current revision's template).
+// Pods and claims are adopted and owned as the controller does (ClaimPods,
+// the ControllerRevisions of history.go, the claims' retention policy).
 func syncStatefulSet(c *Context, obj store.Object) error {
 	set := obj.(*appsv1.StatefulSet)
 	revision := statefulSetRevision(set)
+	// getPodsForStatefulSet: orphans named as the set's pods are adopted,
+	// pods whose labels no longer match released.
+	if err := c.ClaimPodsFiltered(store.StatefulSetKind, set, set.Spec.Selector, func(p *corev1.Pod) bool {
+		return statefulSetOrdinal(set.Name, p) >= 0
+	}); err != nil {
+		return err
+	}
+	inUse := map[string]bool{set.Status.CurrentRevision: true}
+	for _, p := range c.OwnedPods(set.UID) {
+		inUse[p.Labels[appsv1.StatefulSetRevisionLabel]] = true
+	}
+	revisions, err := c.syncRevisions(store.StatefulSetKind, set, &set.Spec.Template, revision, set.Spec.RevisionHistoryLimit, inUse)
+	if err != nil {
+		return err
+	}
+	start := 0 // spec.ordinals.start: the ordinals are start..start+replicas-1
+	if set.Spec.Ordinals != nil {
+		start = int(set.Spec.Ordinals.Start)
+	}
+	// newVersionedStatefulSetPod: under RollingUpdate an ordinal below the
+	// partition is made with the current revision's template.
+	partition := 0
+	if ru := set.Spec.UpdateStrategy.RollingUpdate; set.Spec.UpdateStrategy.Type == appsv1.RollingUpdateStatefulSetStrategyType && ru != nil && ru.Partition != nil {
+		partition = int(*ru.Partition)
+	}
+	templateFor := func(i int) *corev1.PodTemplateSpec {
+		if cur := revisions[set.Status.CurrentRevision]; i < start+partition && cur != nil && cur.Name != revision {
+			if t, err := RevisionTemplate(cur); err == nil {
+				old := set.DeepCopy()
+				old.Spec.Template = *t
+				return StatefulSetPodTemplate(old, i, cur.Name)
+			}
+		}
+		return StatefulSetPodTemplate(set, i, revision)
+	}
 	replicas := int(replicasOf(set.Spec.Replicas))
 	ordered := set.Spec.PodManagementPolicy != appsv1.ParallelPodManagement
 	live := map[int]*corev1.Pod{}
@@ -97,7 +137,7 @@ func syncStatefulSet(c *Context, obj store.Object) error {
 		switch {
 		case i < 0:
 			continue
-		case i >= replicas:
+		case i < start || i >= start+replicas:
 			condemned = append(condemned, p)
 		default:
 			live[i] = p
@@ -114,9 +154,8 @@ func syncStatefulSet(c *Context, obj store.Object) error {
 			terminating[i] = true
 		}
 	}
-	var err error
 	healthy := len(terminating) == 0
-	for i := 0; i < replicas; i++ {
+	for i := start; i < start+replicas; i++ {
 		p := live[i]
 		if p != nil && (p.Status.Phase == corev1.PodFailed || p.Status.Phase == corev1.PodSucceeded) {
 			// A finished pod is deleted and made again with its name.
@@ -137,7 +176,7 @@ func syncStatefulSet(c *Context, obj store.Object) error {
 				break
 			}
 			var made *corev1.Pod
-			made, err = c.CreatePodNamed(store.StatefulSetKind, set, StatefulSetPodTemplate(set, i, revision), StatefulSetPodName(set.Name, i))
+			made, err = c.CreatePodNamed(store.StatefulSetKind, set, templateFor(i), StatefulSetPodName(set.Name, i))
 			if err != nil || made == nil {
 				break
 			}
@@ -152,6 +191,15 @@ func syncStatefulSet(c *Context, obj store.Object) error {
 			if ordered {
 				break
 			}
+		}
+	}
+	// The claims' owners under the retention policy.
+	if len(set.Spec.VolumeClaimTemplates) > 0 {
+		for i, p := range live {
+			c.syncClaimOwners(set, i, p, false)
+		}
+		for _, p := range condemned {
+			c.syncClaimOwners(set, statefulSetOrdinal(set.Name, p), p, true)
 		}
 	}
 	// Scale down: highest ordinal first.
@@ -170,11 +218,7 @@ func syncStatefulSet(c *Context, obj store.Object) error {
 	}
 	// Rolling update: the highest pod of an old revision, once all are Ready.
 	if set.Spec.UpdateStrategy.Type == appsv1.RollingUpdateStatefulSetStrategyType && healthy && len(condemned) == 0 && len(live) == replicas {
-		partition := 0
-		if ru := set.Spec.UpdateStrategy.RollingUpdate; ru != nil && ru.Partition != nil {
-			partition = int(*ru.Partition)
-		}
-		for i := replicas - 1; i >= partition; i-- {
+		for i := start + replicas - 1; i >= start+partition; i-- {
 			if p := live[i]; p != nil && p.Labels[appsv1.StatefulSetRevisionLabel] != revision {
 				c.DeletePod(p, set.UID, false)
 				break
@@ -220,4 +264,96 @@ func replicasOf(r *int32) int32 {
 		return 1
 	}
 	return *r
+}
+
+// syncClaimOwners is updateClaimOwnerRefForSetAndPod
+// (stateful_set_utils.go) for the claims of ordinal i: under the
+// persistentVolumeClaimRetentionPolicy, WhenDeleted Delete makes the set
+// an owner of the claims of the ordinals it keeps, WhenScaled Delete makes
+// the pod of an ordinal beyond replicas the owner of its claims; the
+// garbage collection (collectClaims) removes a claim once its owners are
+// gone. A claim another object controls is left alone
+// (hasUnexpectedController).
+func (c *Context) syncClaimOwners(set *appsv1.StatefulSet, i int, pod *corev1.Pod, scaledDown bool) {
+	policy := set.Spec.PersistentVolumeClaimRetentionPolicy
+	deleteWithSet, deleteWithPod := false, false
+	if policy != nil {
+		deleteWithSet = policy.WhenDeleted == appsv1.DeletePersistentVolumeClaimRetentionPolicyType && !(scaledDown && policy.WhenScaled == appsv1.DeletePersistentVolumeClaimRetentionPolicyType)
+		deleteWithPod = scaledDown && policy.WhenScaled == appsv1.DeletePersistentVolumeClaimRetentionPolicyType
+	}
+	setRef := metav1.OwnerReference{APIVersion: "apps/v1", Kind: "StatefulSet", Name: set.Name, UID: set.UID}
+	podRef := metav1.OwnerReference{APIVersion: "v1", Kind: "Pod", Name: pod.Name, UID: pod.UID}
+	for ti := range set.Spec.VolumeClaimTemplates {
+		name := podspec.StatefulSetClaimName(set, &set.Spec.VolumeClaimTemplates[ti], i)
+		claim, err := c.L.Claim(set.Namespace, name)
+		if err != nil || claim.DeletionTimestamp != nil {
+			continue
+		}
+		if ref := metav1.GetControllerOf(claim); ref != nil && ref.UID != set.UID && ref.UID != pod.UID {
+			continue
+		}
+		want := withOwner(withOwner(claim.OwnerReferences, setRef, deleteWithSet), podRef, deleteWithPod)
+		if reflect.DeepEqual(want, claim.OwnerReferences) {
+			continue
+		}
+		if err := c.L.Update(store.ClaimKind, set.Namespace, name, func(o store.Object) error {
+			cl := o.(*corev1.PersistentVolumeClaim)
+			cl.OwnerReferences = withOwner(withOwner(cl.OwnerReferences, setRef, deleteWithSet), podRef, deleteWithPod)
+			return nil
+		}); err != nil {
+			c.Log.Warn("updating claim owners", "claim", set.Namespace+"/"+name, "err", err)
+		}
+	}
+}
+
+// withOwner adds ref to refs (by UID) when want, removes it otherwise.
+func withOwner(refs []metav1.OwnerReference, ref metav1.OwnerReference, want bool) []metav1.OwnerReference {
+	var out []metav1.OwnerReference
+	has := false
+	for _, r := range refs {
+		if r.UID == ref.UID {
+			if !want {
+				continue
+			}
+			has = true
+		}
+		out = append(out, r)
+	}
+	if want && !has {
+		out = append(out, ref)
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// collectClaims is the garbage collector's part for claims: a claim whose
+// owners are StatefulSets and pods that are all gone is deleted (a pod
+// still using it keeps its volume until it goes).
+func (c *Context) collectClaims() {
+	claims, _ := c.L.List(store.ClaimKind, "")
+	pods := map[types.UID]bool{}
+	for _, p := range c.pods {
+		pods[p.UID] = true
+	}
+	for _, o := range claims {
+		refs := o.GetOwnerReferences()
+		if len(refs) == 0 || o.GetDeletionTimestamp() != nil {
+			continue
+		}
+		gone := true
+		for _, r := range refs {
+			switch {
+			case r.Kind == "StatefulSet" && r.APIVersion == "apps/v1" && !c.objects[r.UID]:
+			case r.Kind == "Pod" && r.APIVersion == "v1" && !pods[r.UID]:
+			default:
+				gone = false
+			}
+		}
+		if gone {
+			c.Log.Info("deleting claim whose owners are gone", "claim", o.GetNamespace()+"/"+o.GetName())
+			_ = c.L.Remove(store.ClaimKind, o.GetNamespace(), o.GetName())
+		}
+	}
 }

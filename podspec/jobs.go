@@ -5,6 +5,8 @@ package podspec
 import (
 	"fmt"
 	"reflect"
+	"strconv"
+	"strings"
 
 	"github.com/robfig/cron/v3"
 
@@ -240,7 +242,76 @@ func validateJobSpec(s *batchv1.JobSpec, spec *field.Path) field.ErrorList {
 	if pfp := s.PodFailurePolicy; pfp != nil {
 		errs = append(errs, validatePodFailurePolicy(s, spec.Child("podFailurePolicy"))...)
 	}
+	indexed := s.CompletionMode != nil && *s.CompletionMode == batchv1.IndexedCompletion
+	// validateJobSpec's backoffLimitPerIndex, maxFailedIndexes and
+	// successPolicy checks.
+	if s.BackoffLimitPerIndex != nil {
+		errs = append(errs, validateNonnegative(int64(*s.BackoffLimitPerIndex), spec.Child("backoffLimitPerIndex"))...)
+		if !indexed {
+			errs = append(errs, field.Invalid(spec.Child("backoffLimitPerIndex"), *s.BackoffLimitPerIndex, "requires indexed completion mode"))
+		}
+	}
+	if s.MaxFailedIndexes != nil {
+		errs = append(errs, validateNonnegative(int64(*s.MaxFailedIndexes), spec.Child("maxFailedIndexes"))...)
+		if s.BackoffLimitPerIndex == nil {
+			errs = append(errs, field.Required(spec.Child("backoffLimitPerIndex"), "when maxFailedIndexes is specified"))
+		}
+		if s.Completions != nil && *s.MaxFailedIndexes > *s.Completions {
+			errs = append(errs, field.Invalid(spec.Child("maxFailedIndexes"), *s.MaxFailedIndexes, "must be less than or equal to completions"))
+		}
+	}
+	if sp := s.SuccessPolicy; sp != nil {
+		p := spec.Child("successPolicy")
+		if !indexed {
+			errs = append(errs, field.Invalid(spec.Child("completionMode"), s.CompletionMode, "requires indexed completion mode"))
+		}
+		if len(sp.Rules) == 0 {
+			errs = append(errs, field.Required(p.Child("rules"), "at least one rules must be specified when the successPolicy is specified"))
+		}
+		if len(sp.Rules) > 20 {
+			errs = append(errs, field.TooMany(p.Child("rules"), len(sp.Rules), 20))
+		}
+		for i, r := range sp.Rules {
+			rp := p.Child("rules").Index(i)
+			if r.SucceededIndexes == nil && r.SucceededCount == nil {
+				errs = append(errs, field.Required(rp, "at least one of succeededCount or succeededIndexes must be specified"))
+			}
+			if r.SucceededCount != nil {
+				errs = append(errs, validateNonnegative(int64(*r.SucceededCount), rp.Child("succeededCount"))...)
+				if s.Completions != nil && *r.SucceededCount > *s.Completions {
+					errs = append(errs, field.Invalid(rp.Child("succeededCount"), *r.SucceededCount, fmt.Sprintf("must be less than or equal to %d (the number of specified completions)", *s.Completions)))
+				}
+			}
+			if r.SucceededIndexes != nil && s.Completions != nil && !validIndexes(*r.SucceededIndexes, int(*s.Completions)) {
+				errs = append(errs, field.Invalid(rp.Child("succeededIndexes"), *r.SucceededIndexes, "error parsing succeededIndexes: ordered, non-overlapping indexes or ranges below completions expected"))
+			}
+		}
+	}
 	return errs
+}
+
+// validIndexes checks an index list ("1,3-5"): ordered, non-overlapping,
+// below completions (validateIndexesFormat).
+func validIndexes(s string, completions int) bool {
+	prev := -1
+	for _, part := range strings.Split(s, ",") {
+		first, last, isRange := strings.Cut(part, "-")
+		a, err := strconv.Atoi(first)
+		if err != nil || a <= prev {
+			return false
+		}
+		b := a
+		if isRange {
+			if b, err = strconv.Atoi(last); err != nil || b <= a {
+				return false
+			}
+		}
+		if b >= completions {
+			return false
+		}
+		prev = b
+	}
+	return s != ""
 }
 
 // validatePodFailurePolicy is validatePodFailurePolicy of the batch API.
@@ -259,7 +330,9 @@ func validatePodFailurePolicy(s *batchv1.JobSpec, p *field.Path) field.ErrorList
 		switch r.Action {
 		case batchv1.PodFailurePolicyActionFailJob, batchv1.PodFailurePolicyActionIgnore, batchv1.PodFailurePolicyActionCount:
 		case batchv1.PodFailurePolicyActionFailIndex:
-			errs = append(errs, field.Forbidden(rp.Child("action"), "may not be FailIndex when backoffLimitPerIndex is not set"))
+			if s.BackoffLimitPerIndex == nil {
+				errs = append(errs, field.Forbidden(rp.Child("action"), "may not be FailIndex when backoffLimitPerIndex is not set"))
+			}
 		default:
 			errs = append(errs, field.NotSupported(rp.Child("action"), r.Action, actions))
 		}

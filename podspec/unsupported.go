@@ -57,7 +57,6 @@ var Unsupported = []UnsupportedField{
 	{Kind: "Pod", Path: "spec.{initContainers,containers}[*].env[*].valueFrom.fileKeyRef", Reason: "alpha field (EnvFiles)"},
 	{Kind: "Pod", Path: "spec.{initContainers,containers}[*].volumeMounts[*].mountPath", When: "relative", Reason: "runc mounts at absolute paths only", match: relativePath},
 	{Kind: "Pod", Path: "spec.{initContainers,containers}[*].securityContext.windowsOptions.hostProcess", When: "true", Reason: "Windows HostProcess containers", match: boolIs(true)},
-	{Kind: "Job", Path: "spec.{successPolicy,backoffLimitPerIndex,maxFailedIndexes}", Reason: "these Job controller policies are not implemented"},
 	{Kind: "Job", Path: "spec.managedBy", Reason: "Jobs managed by another controller"},
 	{Kind: "PersistentVolumeClaim", Path: "spec.volumeMode", When: "Block", Reason: "a claim is a host directory; raw block devices are not supported", match: stringIs(string(corev1.PersistentVolumeBlock))},
 	{Kind: "PersistentVolumeClaim", Path: "spec.{dataSource,dataSourceRef}", Reason: "claims are provisioned empty; cloning and snapshots need a CSI driver"},

@@ -204,6 +204,12 @@ func validateWorkload(w *Workload) field.ErrorList {
 		if st := o.Spec.UpdateStrategy.Type; st != appsv1.RollingUpdateStatefulSetStrategyType && st != appsv1.OnDeleteStatefulSetStrategyType {
 			errs = append(errs, field.NotSupported(spec.Child("updateStrategy", "type"), st, []string{string(appsv1.RollingUpdateStatefulSetStrategyType), string(appsv1.OnDeleteStatefulSetStrategyType)}))
 		}
+		if o.Spec.Ordinals != nil {
+			errs = append(errs, validateNonnegative(int64(o.Spec.Ordinals.Start), spec.Child("ordinals", "start"))...)
+		}
+		if ru := o.Spec.UpdateStrategy.RollingUpdate; ru != nil && ru.Partition != nil {
+			errs = append(errs, validateNonnegative(int64(*ru.Partition), spec.Child("updateStrategy", "rollingUpdate", "partition"))...)
+		}
 		if o.Spec.ServiceName != "" {
 			for _, msg := range validation.IsDNS1123Label(o.Spec.ServiceName) {
 				errs = append(errs, field.Invalid(spec.Child("serviceName"), o.Spec.ServiceName, msg))

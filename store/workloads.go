@@ -7,11 +7,12 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
 func init() {
-	Kinds = append(Kinds, DeploymentKind, ReplicaSetKind, DaemonSetKind, StatefulSetKind, JobKind, CronJobKind)
+	Kinds = append(Kinds, DeploymentKind, ReplicaSetKind, DaemonSetKind, StatefulSetKind, JobKind, CronJobKind, ControllerRevisionKind)
 }
 
 // The apps/v1 workload kinds: objects whose pods the controllers process
@@ -76,23 +77,39 @@ func keepControllerFields(old, obj object) {
 			}
 		}
 	}
-	o, ok1 := old.(*appsv1.Deployment)
-	n, ok2 := obj.(*appsv1.Deployment)
-	if !ok1 || !ok2 {
-		return
-	}
-	if o.Spec.Paused && !n.Spec.Paused {
-		n.Spec.Paused = true
-	}
-	const restartedAt = "kubectl.kubernetes.io/restartedAt"
-	if v, ok := o.Spec.Template.Annotations[restartedAt]; ok {
-		if _, set := n.Spec.Template.Annotations[restartedAt]; !set {
-			if n.Spec.Template.Annotations == nil {
-				n.Spec.Template.Annotations = map[string]string{}
-			}
-			n.Spec.Template.Annotations[restartedAt] = v
+	if o, ok := old.(*appsv1.Deployment); ok {
+		if n, ok := obj.(*appsv1.Deployment); ok && o.Spec.Paused && !n.Spec.Paused {
+			n.Spec.Paused = true
 		}
 	}
+	// rollout restart of a Deployment, DaemonSet or StatefulSet.
+	ot, nt := podTemplateOf(old), podTemplateOf(obj)
+	if ot == nil || nt == nil {
+		return
+	}
+	const restartedAt = "kubectl.kubernetes.io/restartedAt"
+	if v, ok := ot.Annotations[restartedAt]; ok {
+		if _, set := nt.Annotations[restartedAt]; !set {
+			if nt.Annotations == nil {
+				nt.Annotations = map[string]string{}
+			}
+			nt.Annotations[restartedAt] = v
+		}
+	}
+}
+
+// podTemplateOf is the pod template of a Deployment, DaemonSet or
+// StatefulSet (nil for another object).
+func podTemplateOf(o object) *corev1.PodTemplateSpec {
+	switch v := o.(type) {
+	case *appsv1.Deployment:
+		return &v.Spec.Template
+	case *appsv1.DaemonSet:
+		return &v.Spec.Template
+	case *appsv1.StatefulSet:
+		return &v.Spec.Template
+	}
+	return nil
 }
 
 // nextGeneration is metadata.generation after an update: +1 when the spec
@@ -146,14 +163,34 @@ var (
 		Group: "apps", Version: "v1",
 		newObject: func() object { return &appsv1.StatefulSet{} },
 		same: func(a, b object) bool {
-			x, y := a.(*appsv1.StatefulSet), b.(*appsv1.StatefulSet)
+			x, y := a.(*appsv1.StatefulSet), b.(*appsv1.StatefulSet).DeepCopy()
+			keepControllerFields(x, y)
 			return reflect.DeepEqual(x.Spec, y.Spec) && sameMeta(x, y)
 		},
 		immutable: func(object) bool { return false },
 		update: func(old, obj object) {
 			o, n := old.(*appsv1.StatefulSet), obj.(*appsv1.StatefulSet)
+			keepControllerFields(o, n)
 			n.Status = o.Status
 			n.Generation = nextGeneration(o.Generation, !reflect.DeepEqual(o.Spec, n.Spec))
 		},
 	}
 )
+
+// ControllerRevisionKind is apps/v1 ControllerRevision: the StatefulSet and
+// DaemonSet controllers' record of each pod template they ran (its data the
+// template as a strategic merge patch, as history.NewControllerRevision
+// stores it), owned by the set; `rollout history` lists them and `rollout
+// undo` applies one's template. Their content does not change once made
+// but for the revision number (the controller's Update of a re-used
+// revision).
+var ControllerRevisionKind = &Kind{
+	Name: "ControllerRevision", Plural: "controllerrevisions", Aliases: []string{"controllerrevision", "controllerrevision.apps", "controllerrevisions.apps"},
+	Group: "apps", Version: "v1",
+	newObject: func() object { return &appsv1.ControllerRevision{} },
+	same: func(a, b object) bool {
+		x, y := a.(*appsv1.ControllerRevision), b.(*appsv1.ControllerRevision)
+		return reflect.DeepEqual(x.Data, y.Data) && x.Revision == y.Revision && sameMeta(x, y)
+	},
+	immutable: func(object) bool { return false },
+}

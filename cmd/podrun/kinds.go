@@ -94,6 +94,8 @@ func objectHeader(k *store.Kind) []string {
 		return []string{"NAME", "STATUS", "VOLUME", "CAPACITY", "ACCESS MODES", "STORAGECLASS", "VOLUMEATTRIBUTESCLASS", "AGE"}
 	case store.NamespaceKind:
 		return []string{"NAME", "STATUS", "AGE"}
+	case store.ControllerRevisionKind:
+		return []string{"NAME", "CONTROLLER", "REVISION", "AGE"}
 	}
 	return []string{"NAME", "DATA", "AGE"}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/urfave/cli/v2"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
@@ -123,7 +124,43 @@ func getObjects(c *cli.Context, k *store.Kind, names []string) error {
 		_, err = os.Stdout.Write(data)
 		return err
 	default:
-		return usageError("--output %q: want wide, json, yaml or name", out)
+		// kubectl's template printers over the objects' JSON form (a List
+		// unless one object was named).
+		format, arg, _ := strings.Cut(out, "=")
+		if strings.HasSuffix(format, "-file") {
+			data, err := os.ReadFile(arg)
+			if err != nil {
+				return usageError("-o %s: %v", out, err)
+			}
+			format, arg = strings.TrimSuffix(format, "-file"), strings.TrimSpace(string(data))
+		}
+		items := []any{}
+		for _, o := range objs {
+			items = append(items, apiObject(k, o))
+		}
+		var obj any = map[string]any{"apiVersion": "v1", "kind": "List", "items": items, "metadata": map[string]any{"resourceVersion": ""}}
+		if len(names) == 1 && len(items) == 1 {
+			obj = items[0]
+		}
+		var err error
+		switch format {
+		case "jsonpath":
+			err = printers.JSONPath(os.Stdout, arg, obj)
+		case "go-template", "template":
+			err = printers.GoTemplate(os.Stdout, arg, obj)
+		case "custom-columns":
+			var cols []printers.Column
+			if cols, err = printers.ParseCustomColumns(arg); err != nil {
+				return usageError("%v", err)
+			}
+			err = printers.CustomColumns(os.Stdout, cols, items, c.Bool("no-headers"))
+		default:
+			return usageError("--output %q: want wide, json, yaml, name, jsonpath=…, go-template=… or custom-columns=…", out)
+		}
+		if err != nil {
+			return failed("%v", err)
+		}
+		return nil
 	}
 }
 
@@ -136,6 +173,14 @@ func objectRow(o metav1.Object, now time.Time) []string {
 		return claimRow(v, now)
 	case *corev1.Namespace:
 		return namespaceRow(v, now)
+	case *appsv1.ControllerRevision:
+		// printControllerRevision: CONTROLLER is <resource>.<group>/<name>.
+		controller := "<none>"
+		if ref := metav1.GetControllerOf(v); ref != nil {
+			gv, _ := schema.ParseGroupVersion(ref.APIVersion)
+			controller = strings.ToLower(ref.Kind) + "." + gv.Group + "/" + ref.Name
+		}
+		return []string{v.Name, controller, fmt.Sprint(v.Revision), age}
 	case *corev1.ConfigMap:
 		return []string{v.Name, fmt.Sprint(len(v.Data) + len(v.BinaryData)), age}
 	case *corev1.Secret:

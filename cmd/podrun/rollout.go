@@ -20,11 +20,11 @@ import (
 func rolloutCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "rollout",
-		Usage: "follow, undo, restart, pause and resume the rollouts of a Deployment (status: also a DaemonSet)",
+		Usage: "follow, list, undo and restart the rollouts of a Deployment, DaemonSet or StatefulSet; pause and resume a Deployment's",
 		Subcommands: append([]*cli.Command{{
 			Name:      "status",
-			Usage:     "wait until the rollout of a Deployment or DaemonSet is complete, as kubectl rollout status",
-			ArgsUsage: "deployment/NAME | daemonset/NAME | deployment NAME",
+			Usage:     "wait until the rollout of a Deployment, DaemonSet or StatefulSet is complete, as kubectl rollout status",
+			ArgsUsage: "deployment/NAME | daemonset/NAME | statefulset/NAME | deployment NAME",
 			Description: `Examples:
   # Wait until every replica of the new template is available
   podrun rollout status deployment/web --timeout 2m`,
@@ -75,6 +75,28 @@ func rolloutStatus(obj store.Object) (string, bool, error) {
 			return fmt.Sprintf("daemon set %q successfully rolled out\n", o.Name), true, nil
 		}
 		return "Waiting for daemon set spec update to be observed...\n", false, nil
+	case *appsv1.StatefulSet:
+		// StatefulSetStatusViewer.Status
+		if o.Spec.UpdateStrategy.Type != appsv1.RollingUpdateStatefulSetStrategyType {
+			return "", true, fmt.Errorf("rollout status is only available for %s strategy type", appsv1.RollingUpdateStatefulSetStrategyType)
+		}
+		if o.Status.ObservedGeneration == 0 || o.Generation > o.Status.ObservedGeneration {
+			return "Waiting for statefulset spec update to be observed...\n", false, nil
+		}
+		if o.Spec.Replicas != nil && o.Status.ReadyReplicas < *o.Spec.Replicas {
+			return fmt.Sprintf("Waiting for %d pods to be ready...\n", *o.Spec.Replicas-o.Status.ReadyReplicas), false, nil
+		}
+		if ru := o.Spec.UpdateStrategy.RollingUpdate; ru != nil {
+			if o.Spec.Replicas != nil && ru.Partition != nil && o.Status.UpdatedReplicas < *o.Spec.Replicas-*ru.Partition {
+				return fmt.Sprintf("Waiting for partitioned roll out to finish: %d out of %d new pods have been updated...\n",
+					o.Status.UpdatedReplicas, *o.Spec.Replicas-*ru.Partition), false, nil
+			}
+			return fmt.Sprintf("partitioned roll out complete: %d new pods have been updated...\n", o.Status.UpdatedReplicas), true, nil
+		}
+		if o.Status.UpdateRevision != o.Status.CurrentRevision {
+			return fmt.Sprintf("waiting for statefulset rolling update to complete %d pods at revision %s...\n", o.Status.UpdatedReplicas, o.Status.UpdateRevision), false, nil
+		}
+		return fmt.Sprintf("statefulset rolling update complete %d pods at revision %s...\n", o.Status.CurrentReplicas, o.Status.CurrentRevision), true, nil
 	case *appsv1.ReplicaSet:
 		// Not a kubectl rollout kind; apply --wait waits for its replicas.
 		want := replicasOf(o.Spec.Replicas)
@@ -151,11 +173,11 @@ func waitChange(ctx context.Context, w *ownerproc.Watcher) error {
 func runRolloutStatus(c *cli.Context) error {
 	args := c.Args().Slice()
 	if len(args) == 0 {
-		return usageError("rollout status needs a deployment or daemonset: podrun rollout status deployment/NAME")
+		return usageError("rollout status needs a deployment, daemonset or statefulset: podrun rollout status deployment/NAME")
 	}
 	k, names, ok := kindSlashNames(args)
-	if !ok || len(names) != 1 || (k != store.DeploymentKind && k != store.DaemonSetKind) {
-		return usageError("rollout status takes one deployment or daemonset: deployment/NAME or daemonset/NAME")
+	if !ok || len(names) != 1 || (k != store.DeploymentKind && k != store.DaemonSetKind && k != store.StatefulSetKind) {
+		return usageError("rollout status takes one deployment, daemonset or statefulset: deployment/NAME, daemonset/NAME or statefulset/NAME")
 	}
 	l := layout(c)
 	ensureControllers(c)

@@ -4,10 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"text/tabwriter"
-	"time"
 
 	"github.com/urfave/cli/v2"
 	appsv1 "k8s.io/api/apps/v1"
@@ -23,40 +24,25 @@ import (
 func rolloutRevisionCommands() []*cli.Command {
 	return []*cli.Command{{
 		Name:      "history",
-		Usage:     "list a Deployment's revisions, or show the pod template of one",
-		ArgsUsage: "deployment/NAME [--revision N]",
+		Usage:     "list the revisions of a Deployment, DaemonSet or StatefulSet, or show the pod template of one",
+		ArgsUsage: "deployment/NAME | daemonset/NAME | statefulset/NAME [--revision N]",
 		Flags: []cli.Flag{
 			&cli.Int64Flag{Name: "revision", Usage: "show the pod template of this revision"},
 		},
 		Action: runRolloutHistory,
 	}, {
 		Name:      "undo",
-		Usage:     "roll a Deployment back to its previous revision, or to --to-revision",
-		ArgsUsage: "deployment/NAME [--to-revision N]",
+		Usage:     "roll a Deployment, DaemonSet or StatefulSet back to its previous revision, or to --to-revision",
+		ArgsUsage: "deployment/NAME | daemonset/NAME | statefulset/NAME [--to-revision N]",
 		Flags: []cli.Flag{
 			&cli.Int64Flag{Name: "to-revision", Usage: "the revision to roll back to (0: the previous one)"},
 		},
 		Action: runRolloutUndo,
 	}, {
 		Name:      "restart",
-		Usage:     "restart every pod of a Deployment by a new rollout (the restartedAt annotation on its pod template)",
-		ArgsUsage: "deployment/NAME...",
-		Action: func(c *cli.Context) error {
-			return patchDeployments(c, "restart", "restarted", func(d *appsv1.Deployment) (bool, error) {
-				if d.Spec.Paused {
-					return false, errors.New("can't restart paused deployment (run rollout resume first)")
-				}
-				if d.Spec.Template.Annotations == nil {
-					d.Spec.Template.Annotations = map[string]string{}
-				}
-				now := time.Now().Format(time.RFC3339)
-				if d.Spec.Template.Annotations[controllers.RestartedAtAnnotation] == now {
-					return false, fmt.Errorf("failed to create patch for %s: if restart has already been triggered within the past second, please wait before attempting to trigger another", d.Name)
-				}
-				d.Spec.Template.Annotations[controllers.RestartedAtAnnotation] = now
-				return true, nil
-			})
-		},
+		Usage:     "restart every pod of a Deployment, DaemonSet or StatefulSet by a new rollout (the restartedAt annotation on its pod template)",
+		ArgsUsage: "deployment/NAME... | daemonset/NAME... | statefulset/NAME...",
+		Action:    runRolloutRestart,
 	}, {
 		Name:      "pause",
 		Usage:     "stop rolling out a Deployment's template changes (spec.paused)",
@@ -88,18 +74,29 @@ func rolloutRevisionCommands() []*cli.Command {
 
 // rolloutDeployments reads the Deployment names of a rollout subcommand.
 func rolloutDeployments(c *cli.Context, verb string, one bool) ([]string, error) {
+	_, names, err := rolloutTargets(c, verb, one, store.DeploymentKind)
+	return names, err
+}
+
+// rolloutTargets reads the kind and names of a rollout subcommand, which
+// takes objects of the given kinds.
+func rolloutTargets(c *cli.Context, verb string, one bool, kinds ...*store.Kind) (*store.Kind, []string, error) {
 	args := c.Args().Slice()
+	var words []string
+	for _, k := range kinds {
+		words = append(words, k.Aliases[0]+"/NAME")
+	}
 	if len(args) == 0 {
-		return nil, usageError("rollout %s needs a deployment: podrun rollout %s deployment/NAME", verb, verb)
+		return nil, nil, usageError("rollout %s needs one of %s: podrun rollout %s %s", verb, strings.Join(words, ", "), verb, words[0])
 	}
 	k, names, ok := kindSlashNames(args)
 	if !ok || len(names) == 0 || (one && len(names) != 1) {
-		return nil, usageError("rollout %s takes deployment/NAME or deployment NAME", verb)
+		return nil, nil, usageError("rollout %s takes %s (or KIND NAME)", verb, strings.Join(words, ", "))
 	}
-	if k != store.DeploymentKind {
-		return nil, failed("no %s has been implemented for %s (podrun keeps the revisions of Deployments only)", verb, k.Resource())
+	if !slices.Contains(kinds, k) {
+		return nil, nil, failed("no %s has been implemented for %s", verb, k.Resource())
 	}
-	return names, nil
+	return k, names, nil
 }
 
 // patchDeployments changes each Deployment as change says and prints
@@ -162,9 +159,12 @@ func revisionsOf(l store.Layout, d *appsv1.Deployment) map[int64]*appsv1.Replica
 // kubectl rollout history does: "deployment.apps/web " and the table, or
 // "with revision #N" and that revision's pod template.
 func runRolloutHistory(c *cli.Context) error {
-	names, err := rolloutDeployments(c, "history", true)
+	k, names, err := rolloutTargets(c, "history", true, store.DeploymentKind, store.DaemonSetKind, store.StatefulSetKind)
 	if err != nil {
 		return err
+	}
+	if k != store.DeploymentKind {
+		return setHistory(c, k, names[0])
 	}
 	l := layout(c)
 	o, err := l.Get(store.DeploymentKind, namespace(c), names[0])
@@ -227,9 +227,12 @@ func runRolloutHistory(c *cli.Context) error {
 // Deployment's, with that ReplicaSet's annotations (but the controller's
 // own); the deployment controller then rolls out to it.
 func runRolloutUndo(c *cli.Context) error {
-	names, err := rolloutDeployments(c, "undo", true)
+	k, names, err := rolloutTargets(c, "undo", true, store.DeploymentKind, store.DaemonSetKind, store.StatefulSetKind)
 	if err != nil {
 		return err
+	}
+	if k != store.DeploymentKind {
+		return setUndo(c, k, names[0])
 	}
 	to := c.Int64("to-revision")
 	if to < 0 {

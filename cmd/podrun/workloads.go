@@ -446,6 +446,10 @@ func deleteWorkloads(l store.Layout, objs []objectName, opts supervisor.DeleteOp
 			all = append(all, owned{k.Store, o})
 		}
 	}
+	revs, _ := l.List(store.ControllerRevisionKind, "")
+	for _, o := range revs {
+		all = append(all, owned{store.ControllerRevisionKind, o})
+	}
 	owners := map[types.UID]bool{}
 	for _, o := range objs {
 		obj, err := l.Get(o.kind, o.namespace, o.name)
@@ -473,6 +477,17 @@ func deleteWorkloads(l store.Layout, objs []objectName, opts supervisor.DeleteOp
 				owners[o.obj.GetUID()] = true
 				changed = true
 				_ = l.Remove(o.k, o.obj.GetNamespace(), o.obj.GetName())
+			}
+		}
+	}
+	// Claims a deleted StatefulSet owns (persistentVolumeClaimRetentionPolicy
+	// whenDeleted: Delete) go with it, once no pod uses them.
+	claims, _ := l.List(store.ClaimKind, "")
+	for _, cl := range claims {
+		for _, r := range cl.GetOwnerReferences() {
+			if owners[r.UID] {
+				_ = l.Remove(store.ClaimKind, cl.GetNamespace(), cl.GetName())
+				break
 			}
 		}
 	}
