@@ -322,10 +322,61 @@ spec:
 			t.Errorf("pod %s: %q, want %q", name, r.stdout, want)
 		}
 	}
-	if r := e.must("describe", "pod", "critical"); !regexp.MustCompile(`\nNamespace: +default\nPriority: +2000001000\nService Account: +default\n`).MatchString(r.stdout) {
+	// kubectl describe's describePod: "Priority Class Name:" only when set
+	// (its tabwriter widens the first block's key column for it).
+	if r := e.must("describe", "pod", "critical"); !strings.Contains(r.stdout, "\nNamespace:            default\nPriority:             2000001000\nPriority Class Name:  system-node-critical\nService Account:      default\n") {
+		t.Errorf("describe: %s", r)
+	}
+	if r := e.must("describe", "pod", "plain"); strings.Contains(r.stdout, "Priority Class Name:") || !strings.Contains(r.stdout, "\nNamespace:        default\nPriority:         0\nService Account:  default\n") {
 		t.Errorf("describe: %s", r)
 	}
 	if r := e.apply(manifest); r.stdout != "pod/plain unchanged\npod/critical unchanged\n" {
 		t.Errorf("second apply: %s", r)
+	}
+}
+
+// The DefaultTolerationSeconds admission plugin gives a pod that does not
+// already tolerate them tolerations of the not-ready and unreachable
+// NoExecute taints for 300 s; `get -o yaml` shows them and kubectl
+// describe's "Tolerations:" lists them sorted by key.
+func TestE2EDefaultTolerationSeconds(t *testing.T) {
+	e := newEnv(t)
+	e.apply(`
+apiVersion: v1
+kind: Pod
+metadata: {name: plain}
+spec:
+  terminationGracePeriodSeconds: 1
+  containers:
+  - {name: c, image: busybox:1.28, command: ['sleep', '3600']}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: tolerant}
+spec:
+  terminationGracePeriodSeconds: 1
+  tolerations:
+  - {key: node.kubernetes.io/not-ready, operator: Exists, effect: NoExecute, tolerationSeconds: 60}
+  - {key: dedicated, operator: Equal, value: ci, effect: NoSchedule}
+  containers:
+  - {name: c, image: busybox:1.28, command: ['sleep', '3600']}
+`)
+	const jp = `jsonpath={range .spec.tolerations[*]}{.key}/{.operator}/{.effect}/{.tolerationSeconds};{end}`
+	for name, want := range map[string]string{
+		"plain":    "node.kubernetes.io/not-ready/Exists/NoExecute/300;node.kubernetes.io/unreachable/Exists/NoExecute/300;",
+		"tolerant": "node.kubernetes.io/not-ready/Exists/NoExecute/60;dedicated/Equal/NoSchedule/;node.kubernetes.io/unreachable/Exists/NoExecute/300;",
+	} {
+		if r := e.must("get", "pod", name, "-o", jp); r.stdout != want {
+			t.Errorf("pod %s tolerations: %q, want %q", name, r.stdout, want)
+		}
+	}
+	if r := e.must("get", "pod", "plain", "-o", "yaml"); !strings.Contains(r.stdout, "    tolerationSeconds: 300\n") {
+		t.Errorf("get -o yaml: %s", r)
+	}
+	if r := e.must("describe", "pod", "plain"); !strings.Contains(r.stdout, "\nTolerations:      node.kubernetes.io/not-ready:NoExecute op=Exists for 300s\n                  node.kubernetes.io/unreachable:NoExecute op=Exists for 300s\n") {
+		t.Errorf("describe plain: %s", r)
+	}
+	if r := e.must("describe", "pod", "tolerant"); !strings.Contains(r.stdout, "\nTolerations:      dedicated=ci:NoSchedule\n                  node.kubernetes.io/not-ready:NoExecute op=Exists for 60s\n                  node.kubernetes.io/unreachable:NoExecute op=Exists for 300s\n") {
+		t.Errorf("describe tolerant: %s", r)
 	}
 }

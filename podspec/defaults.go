@@ -338,5 +338,39 @@ func AdmitPriority(pod *corev1.Pod) {
 	}
 }
 
+// DefaultTolerationSeconds is how long the DefaultTolerationSeconds
+// admission plugin lets a pod tolerate a not-ready or unreachable node.
+const DefaultTolerationSeconds = 300
+
+// AdmitDefaultTolerationSeconds is what the DefaultTolerationSeconds
+// admission plugin does to a pod (plugin/pkg/admission/
+// defaulttolerationseconds/admission.go: Admit): a pod that does not already
+// tolerate node.kubernetes.io/not-ready:NoExecute (or unreachable) gets a
+// toleration of it for 300 s. A toleration with no key or no effect counts.
+func AdmitDefaultTolerationSeconds(pod *corev1.Pod) {
+	notReady, unreachable := false, false
+	for _, t := range pod.Spec.Tolerations {
+		noExecute := t.Effect == corev1.TaintEffectNoExecute || t.Effect == ""
+		if (t.Key == corev1.TaintNodeNotReady || t.Key == "") && noExecute {
+			notReady = true
+		}
+		if (t.Key == corev1.TaintNodeUnreachable || t.Key == "") && noExecute {
+			unreachable = true
+		}
+	}
+	if !notReady {
+		pod.Spec.Tolerations = append(pod.Spec.Tolerations, corev1.Toleration{
+			Key: corev1.TaintNodeNotReady, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute,
+			TolerationSeconds: ptrTo(int64(DefaultTolerationSeconds)),
+		})
+	}
+	if !unreachable {
+		pod.Spec.Tolerations = append(pod.Spec.Tolerations, corev1.Toleration{
+			Key: corev1.TaintNodeUnreachable, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute,
+			TolerationSeconds: ptrTo(int64(DefaultTolerationSeconds)),
+		})
+	}
+}
+
 // ptrTo returns a pointer to a copy of v.
 func ptrTo[T any](v T) *T { return &v }

@@ -401,8 +401,7 @@ var kinds = map[string]kindInfo{
 			return
 		}
 		SetDefaults(o)
-		AdmitServiceAccount(o)
-		AdmitPriority(o)
+		admitPod(o)
 		l.m.Pods = append(l.m.Pods, o)
 		l.m.Origins = append(l.m.Origins, origin)
 	}},

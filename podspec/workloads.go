@@ -59,15 +59,24 @@ func PodFromTemplate(tmpl *corev1.PodTemplateSpec, namespace, name string) *core
 		Spec:       t.Spec,
 	}
 	SetDefaults(pod)
+	admitPod(pod)
+	return pod
+}
+
+// admitPod is what the API server's admission plugins do to a pod being
+// created: a pod template is defaulted, never admitted.
+func admitPod(pod *corev1.Pod) {
 	AdmitServiceAccount(pod)
 	AdmitPriority(pod)
-	return pod
+	AdmitDefaultTolerationSeconds(pod)
 }
 
 // defaultTemplate applies the pod defaults to a template, as the API server
 // defaults a PodTemplateSpec inside a workload.
 func defaultTemplate(tmpl *corev1.PodTemplateSpec, namespace string) {
-	pod := PodFromTemplate(tmpl, namespace, "x")
+	t := tmpl.DeepCopy()
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "x"}, Spec: t.Spec}
+	SetDefaults(pod)
 	tmpl.Spec = pod.Spec
 }
 
