@@ -27,6 +27,9 @@ type Workload struct {
 	Origin Origin        // where it is in its manifest (Template set)
 	// Warnings are those of its pod template, as for a pod (set by Plans).
 	Warnings []string
+	// Set are the fields of KeptFields the manifest sets, even to
+	// their zero value (paused: false), which the typed object cannot tell.
+	Set []string
 }
 
 // Template returns the pod template of a workload object (nil for another object).
@@ -87,8 +90,18 @@ func (l *loader) addWorkload(kind string, meta *metav1.ObjectMeta, obj metav1.Ob
 	}
 	defaultTemplate(tmpl, meta.Namespace)
 	origin.Template = true
-	l.m.Workloads = append(l.m.Workloads, &Workload{Kind: kind, Object: obj, Origin: origin})
+	w := &Workload{Kind: kind, Object: obj, Origin: origin, Set: []string{}}
+	for _, f := range KeptFields {
+		if l.tree.node(origin.Prefix+f) != nil {
+			w.Set = append(w.Set, f)
+		}
+	}
+	l.m.Workloads = append(l.m.Workloads, w)
 }
+
+// KeptFields are the fields other commands change (`rollout pause`) that an
+// apply keeps unless its configuration holds them (store.PutApplied).
+var KeptFields = []string{"spec.paused"}
 
 func int32p(v int32) *int32 { return &v }
 

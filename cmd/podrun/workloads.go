@@ -63,7 +63,7 @@ func ensureControllers(c *cli.Context) {
 func applyWorkloads(l store.Layout, ws []*podspec.Workload, settings store.Settings, output string) error {
 	for _, w := range ws {
 		k, _ := store.KindFor(w.Kind)
-		action, err := l.PutWithSettings(k, w.Object, &settings)
+		action, err := l.PutApplied(k, w.Object, &settings, w.Set)
 		if err != nil {
 			return err
 		}
