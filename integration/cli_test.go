@@ -912,3 +912,45 @@ func TestCLIVersionNamesTheShim(t *testing.T) {
 		t.Errorf("podrun info without its shim warns of nothing:\n%s", out)
 	}
 }
+
+// kubectl delete --wait=false returns once the deletion is requested: the
+// pod reads Terminating while its grace period runs (sleep as PID 1 ignores
+// SIGTERM), a second delete waits with it until it is gone, and nothing of it
+// is left (the harness's leak check). --now and --grace-period conflict.
+func TestDeleteNoWait(t *testing.T) {
+	e := newEnv(t)
+	e.apply(`
+apiVersion: v1
+kind: Pod
+metadata: {name: slow}
+spec:
+  terminationGracePeriodSeconds: 4
+  containers:
+  - {name: c, image: busybox:1.28, command: ['sleep', '3600']}
+`, "--wait")
+	start := time.Now()
+	if r := e.must("delete", "slow", "--wait=false"); r.stdout != "pod \"slow\" deleted\n" {
+		t.Errorf("delete --wait=false printed %q", r.stdout)
+	}
+	if d := time.Since(start); d > 3*time.Second {
+		t.Errorf("delete --wait=false took %s, the grace period's length", d)
+	}
+	if r := e.must("get", "pod", "slow", "--no-headers"); !strings.Contains(r.stdout, " Terminating ") {
+		t.Errorf("get after delete --wait=false: %s", r)
+	}
+	if r := e.must("get", "pod", "slow", "-o", "jsonpath={.metadata.deletionGracePeriodSeconds}"); r.stdout != "4" {
+		t.Errorf("deletionGracePeriodSeconds %q, want 4", r.stdout)
+	}
+	if r := e.must("delete", "slow"); r.stdout != "pod \"slow\" deleted\n" {
+		t.Errorf("second delete printed %q", r.stdout)
+	}
+	if d := time.Since(start); d < 3*time.Second {
+		t.Errorf("the second delete returned after %s, before the grace period ended", d)
+	}
+	if r := e.podrun("get", "pod", "slow"); r.code != 1 || !strings.Contains(r.stderr, `pods "slow" not found`) {
+		t.Errorf("get after the delete: %s", r)
+	}
+	if r := e.podrun("delete", "slow", "--now", "--grace-period", "3"); r.code == 0 || !strings.Contains(r.stderr, "--now and --grace-period cannot be specified together") {
+		t.Errorf("--now with --grace-period: %s", r)
+	}
+}

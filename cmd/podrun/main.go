@@ -98,6 +98,7 @@ func newApp() *cli.App {
 			servicesOwnerCommand(),
 			createCommand(),
 			controllersCommand(),
+			finishDeleteCommand(),
 			rolloutCommand(),
 			scaleCommand(),
 		},
