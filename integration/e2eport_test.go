@@ -380,3 +380,72 @@ spec:
 		t.Errorf("describe tolerant: %s", r)
 	}
 }
+
+// The Priority admission with PriorityClass objects (admission.go admitPod):
+// an unknown class and a priority that differs from the class's are
+// forbidden with the API server's messages; a user class gives its value and
+// preemptionPolicy, the globalDefault class is a classless pod's, and only one
+// class may be the default. `get pc` lists the system classes too.
+func TestPriorityClassAdmission(t *testing.T) {
+	e := newEnv(t)
+	pod := func(name, spec string) string {
+		return `
+apiVersion: v1
+kind: Pod
+metadata: {name: ` + name + `}
+spec:
+  terminationGracePeriodSeconds: 1` + spec + `
+  containers:
+  - {name: c, image: busybox:1.28, command: ['sleep', '3600']}
+`
+	}
+	if r := e.podrun("apply", "-f", e.manifest(pod("p1", "\n  priorityClassName: nope"))); r.code != 1 || !strings.Contains(r.stderr, `pods "p1" is forbidden: no PriorityClass with name nope was found`) {
+		t.Errorf("unknown class: %s", r)
+	}
+	if r := e.podrun("apply", "-f", e.manifest(pod("p2", "\n  priority: 5"))); r.code != 1 || !strings.Contains(r.stderr, `pods "p2" is forbidden: the integer value of priority (5) must not be provided in pod spec; priority admission controller computed 0 from the given PriorityClass name`) {
+		t.Errorf("explicit priority: %s", r)
+	}
+	classes := `
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: high}
+value: 1000
+preemptionPolicy: Never
+description: batch jobs that never preempt
+---
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: dflt}
+value: 7
+globalDefault: true
+`
+	if r := e.apply(classes + "---" + pod("p3", "\n  priorityClassName: high") + "---" + pod("p4", "")); r.stdout != "priorityclass.scheduling.k8s.io/high created\npriorityclass.scheduling.k8s.io/dflt created\npod/p3 created\npod/p4 created\n" {
+		t.Errorf("apply: %s", r)
+	}
+	for name, want := range map[string]string{"p3": "high 1000 Never", "p4": "dflt 7 PreemptLowerPriority"} {
+		if r := e.must("get", "pod", name, "-o", "jsonpath={.spec.priorityClassName} {.spec.priority} {.spec.preemptionPolicy}"); r.stdout != want {
+			t.Errorf("pod %s: %q, want %q", name, r.stdout, want)
+		}
+	}
+	r := e.must("get", "pc")
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	if len(lines) != 5 || strings.Join(strings.Fields(lines[0]), " ") != "NAME VALUE GLOBAL-DEFAULT AGE PREEMPTIONPOLICY" || !strings.Contains(r.stdout, "system-node-critical") {
+		t.Errorf("get pc: %s", r)
+	}
+	for _, l := range lines {
+		if f := strings.Fields(l); f[0] == "high" && (f[1] != "1000" || f[2] != "false" || f[4] != "Never") {
+			t.Errorf("get pc row %q", l)
+		}
+	}
+	other := "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: other}\nvalue: 3\nglobalDefault: true\n"
+	if r := e.podrun("apply", "-f", e.manifest(other)); r.code != 1 || !strings.Contains(r.stderr, `priorityclasses.scheduling.k8s.io "other" is forbidden: PriorityClass dflt is already marked as default. Only one default can exist`) {
+		t.Errorf("second default: %s", r)
+	}
+	if r := e.must("describe", "pod", "p3"); !strings.Contains(r.stdout, "\nPriority:             1000\nPriority Class Name:  high\n") {
+		t.Errorf("describe: %s", r)
+	}
+	e.must("delete", "pod", "p3", "p4", "--force")
+	if r := e.must("delete", "pc", "high", "dflt"); r.stdout != "priorityclass.scheduling.k8s.io \"high\" deleted\npriorityclass.scheduling.k8s.io \"dflt\" deleted\n" {
+		t.Errorf("delete pc: %s", r)
+	}
+}

@@ -313,31 +313,6 @@ func AdmitServiceAccount(pod *corev1.Pod) {
 	}
 }
 
-// AdmitPriority is what the Priority admission plugin does to a pod being
-// created (plugin/pkg/admission/priority/admission.go: admitPod) on a
-// cluster with no default PriorityClass: a pod without a class gets priority
-// 0 (DefaultPriorityWhenNoDefaultClassExists), the two system classes their
-// fixed values, and each of these the class's PreemptLowerPriority. A pod of
-// another class keeps what it says: podrun has no PriorityClass objects.
-func AdmitPriority(pod *corev1.Pod) {
-	var priority int32
-	switch pod.Spec.PriorityClassName {
-	case "":
-	case "system-cluster-critical":
-		priority = 2000000000 // scheduling.SystemCriticalPriority
-	case "system-node-critical":
-		priority = 2000000000 + 1000
-	default:
-		return
-	}
-	if pod.Spec.Priority == nil {
-		pod.Spec.Priority = &priority
-	}
-	if pod.Spec.PreemptionPolicy == nil {
-		pod.Spec.PreemptionPolicy = ptrTo(corev1.PreemptLowerPriority)
-	}
-}
-
 // DefaultTolerationSeconds is how long the DefaultTolerationSeconds
 // admission plugin lets a pod tolerate a not-ready or unreachable node.
 const DefaultTolerationSeconds = 300

@@ -67,10 +67,11 @@ func PodFromTemplate(tmpl *corev1.PodTemplateSpec, namespace, name string) *core
 }
 
 // admitPod is what the API server's admission plugins do to a pod being
-// created: a pod template is defaulted, never admitted.
+// created, but the Priority plugin's, which needs the cluster's
+// PriorityClasses (AdmitPriority, run by apply and the controllers): a pod
+// template is defaulted, never admitted.
 func admitPod(pod *corev1.Pod) {
 	AdmitServiceAccount(pod)
-	AdmitPriority(pod)
 	AdmitDefaultTolerationSeconds(pod)
 }
 

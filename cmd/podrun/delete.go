@@ -221,7 +221,7 @@ func runDelete(c *cli.Context) error {
 			errs = append(errs, err)
 			continue
 		}
-		fmt.Printf("%s %q deleted\n", strings.ToLower(o.kind.Name), o.name)
+		fmt.Printf("%s %q deleted\n", o.kind.Resource(), o.name)
 	}
 	// Namespaces last: what the other arguments named in them is gone by then.
 	// (A namespace is deleted whole, --wait=false or not: it goes after its pods.)
