@@ -924,7 +924,7 @@ apiVersion: v1
 kind: Pod
 metadata: {name: slow}
 spec:
-  terminationGracePeriodSeconds: 4
+  terminationGracePeriodSeconds: 6
   containers:
   - {name: c, image: busybox:1.28, command: ['sleep', '3600']}
 `, "--wait")
@@ -932,19 +932,19 @@ spec:
 	if r := e.must("delete", "slow", "--wait=false"); r.stdout != "pod \"slow\" deleted\n" {
 		t.Errorf("delete --wait=false printed %q", r.stdout)
 	}
-	if d := time.Since(start); d > 3*time.Second {
+	if d := time.Since(start); d > 5*time.Second {
 		t.Errorf("delete --wait=false took %s, the grace period's length", d)
 	}
 	if r := e.must("get", "pod", "slow", "--no-headers"); !strings.Contains(r.stdout, " Terminating ") {
 		t.Errorf("get after delete --wait=false: %s", r)
 	}
-	if r := e.must("get", "pod", "slow", "-o", "jsonpath={.metadata.deletionGracePeriodSeconds}"); r.stdout != "4" {
-		t.Errorf("deletionGracePeriodSeconds %q, want 4", r.stdout)
+	if r := e.must("get", "pod", "slow", "-o", "jsonpath={.metadata.deletionGracePeriodSeconds}"); r.stdout != "6" {
+		t.Errorf("deletionGracePeriodSeconds %q, want 6", r.stdout)
 	}
 	if r := e.must("delete", "slow"); r.stdout != "pod \"slow\" deleted\n" {
 		t.Errorf("second delete printed %q", r.stdout)
 	}
-	if d := time.Since(start); d < 3*time.Second {
+	if d := time.Since(start); d < 5*time.Second {
 		t.Errorf("the second delete returned after %s, before the grace period ended", d)
 	}
 	if r := e.podrun("get", "pod", "slow"); r.code != 1 || !strings.Contains(r.stderr, `pods "slow" not found`) {
