@@ -954,3 +954,27 @@ spec:
 		t.Errorf("--now with --grace-period: %s", r)
 	}
 }
+
+// wait --for=create of a pod returns once its record appears (a change
+// notification wakes it; it does not relist every few seconds).
+func TestCLIWaitForCreatePod(t *testing.T) {
+	e := newEnv(t)
+	created := e.start("wait", "--for=create", "pod/late", "--timeout", "1m")
+	time.Sleep(300 * time.Millisecond)
+	applied := time.Now()
+	e.apply(`
+apiVersion: v1
+kind: Pod
+metadata: {name: late}
+spec:
+  terminationGracePeriodSeconds: 1
+  containers:
+  - {name: c, image: busybox:1.28, command: ['sleep', '3600']}
+`)
+	if code := created.exit(t, 30*time.Second); code != 0 || strings.Join(created.lines(), "\n") != "pod/late condition met" {
+		t.Fatalf("wait --for=create pod: exit %d, %q, %s", code, created.lines(), created.stderr.String())
+	}
+	if d := time.Since(applied); d > 4*time.Second {
+		t.Errorf("wait --for=create returned %s after the apply", d)
+	}
+}
