@@ -5,6 +5,8 @@ package store
 import (
 	"fmt"
 	"reflect"
+	"slices"
+	"strings"
 
 	schedulingv1 "k8s.io/api/scheduling/v1"
 
@@ -54,12 +56,14 @@ func preparePriorityClass(l Layout, old, obj object) error {
 	return nil
 }
 
-// PriorityClasses are the cluster's classes: the system ones and the stored.
+// PriorityClasses are the cluster's classes, the system ones and the
+// stored, by name (as the API server lists them).
 func (l Layout) PriorityClasses() []*schedulingv1.PriorityClass {
 	out := podspec.SystemPriorityClasses()
 	stored, _ := l.List(PriorityClassKind, "")
 	for _, o := range stored {
 		out = append(out, o.(*schedulingv1.PriorityClass))
 	}
+	slices.SortFunc(out, func(a, b *schedulingv1.PriorityClass) int { return strings.Compare(a.Name, b.Name) })
 	return out
 }
