@@ -217,6 +217,9 @@ func (c *Context) createPod(k *store.Kind, owner store.Object, tmpl *corev1.PodT
 		return nil, nil
 	}
 	pod := podspec.PodFromTemplate(tmpl, owner.GetNamespace(), name)
+	if err := podspec.AdmitPriority(pod, c.L.PriorityClasses()); err != nil {
+		return nil, err
+	}
 	pod.OwnerReferences = []metav1.OwnerReference{ControllerRef(k, owner)}
 	plan, err := podspec.PlanFor(pod, c.L.ConfigMaps(pod.Namespace), c.L.Secrets(pod.Namespace))
 	if err != nil {

@@ -912,3 +912,69 @@ func TestCLIVersionNamesTheShim(t *testing.T) {
 		t.Errorf("podrun info without its shim warns of nothing:\n%s", out)
 	}
 }
+
+// kubectl delete --wait=false returns once the deletion is requested: the
+// pod reads Terminating while its grace period runs (sleep as PID 1 ignores
+// SIGTERM), a second delete waits with it until it is gone, and nothing of it
+// is left (the harness's leak check). --now and --grace-period conflict.
+func TestDeleteNoWait(t *testing.T) {
+	e := newEnv(t)
+	e.apply(`
+apiVersion: v1
+kind: Pod
+metadata: {name: slow}
+spec:
+  terminationGracePeriodSeconds: 6
+  containers:
+  - {name: c, image: busybox:1.28, command: ['sleep', '3600']}
+`, "--wait")
+	start := time.Now()
+	if r := e.must("delete", "slow", "--wait=false"); r.stdout != "pod \"slow\" deleted\n" {
+		t.Errorf("delete --wait=false printed %q", r.stdout)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("delete --wait=false took %s, the grace period's length", d)
+	}
+	if r := e.must("get", "pod", "slow", "--no-headers"); !strings.Contains(r.stdout, " Terminating ") {
+		t.Errorf("get after delete --wait=false: %s", r)
+	}
+	if r := e.must("get", "pod", "slow", "-o", "jsonpath={.metadata.deletionGracePeriodSeconds}"); r.stdout != "6" {
+		t.Errorf("deletionGracePeriodSeconds %q, want 6", r.stdout)
+	}
+	if r := e.must("delete", "slow"); r.stdout != "pod \"slow\" deleted\n" {
+		t.Errorf("second delete printed %q", r.stdout)
+	}
+	if d := time.Since(start); d < 5*time.Second {
+		t.Errorf("the second delete returned after %s, before the grace period ended", d)
+	}
+	if r := e.podrun("get", "pod", "slow"); r.code != 1 || !strings.Contains(r.stderr, `pods "slow" not found`) {
+		t.Errorf("get after the delete: %s", r)
+	}
+	if r := e.podrun("delete", "slow", "--now", "--grace-period", "3"); r.code == 0 || !strings.Contains(r.stderr, "--now and --grace-period cannot be specified together") {
+		t.Errorf("--now with --grace-period: %s", r)
+	}
+}
+
+// wait --for=create of a pod returns once its record appears (a change
+// notification wakes it; it does not relist every few seconds).
+func TestCLIWaitForCreatePod(t *testing.T) {
+	e := newEnv(t)
+	created := e.start("wait", "--for=create", "pod/late", "--timeout", "1m")
+	time.Sleep(300 * time.Millisecond)
+	applied := time.Now()
+	e.apply(`
+apiVersion: v1
+kind: Pod
+metadata: {name: late}
+spec:
+  terminationGracePeriodSeconds: 1
+  containers:
+  - {name: c, image: busybox:1.28, command: ['sleep', '3600']}
+`)
+	if code := created.exit(t, 30*time.Second); code != 0 || strings.Join(created.lines(), "\n") != "pod/late condition met" {
+		t.Fatalf("wait --for=create pod: exit %d, %q, %s", code, created.lines(), created.stderr.String())
+	}
+	if d := time.Since(applied); d > 4*time.Second {
+		t.Errorf("wait --for=create returned %s after the apply", d)
+	}
+}

@@ -322,10 +322,130 @@ spec:
 			t.Errorf("pod %s: %q, want %q", name, r.stdout, want)
 		}
 	}
-	if r := e.must("describe", "pod", "critical"); !regexp.MustCompile(`\nNamespace: +default\nPriority: +2000001000\nService Account: +default\n`).MatchString(r.stdout) {
+	// kubectl describe's describePod: "Priority Class Name:" only when set
+	// (its tabwriter widens the first block's key column for it).
+	if r := e.must("describe", "pod", "critical"); !strings.Contains(r.stdout, "\nNamespace:            default\nPriority:             2000001000\nPriority Class Name:  system-node-critical\nService Account:      default\n") {
+		t.Errorf("describe: %s", r)
+	}
+	if r := e.must("describe", "pod", "plain"); strings.Contains(r.stdout, "Priority Class Name:") || !strings.Contains(r.stdout, "\nNamespace:        default\nPriority:         0\nService Account:  default\n") {
 		t.Errorf("describe: %s", r)
 	}
 	if r := e.apply(manifest); r.stdout != "pod/plain unchanged\npod/critical unchanged\n" {
 		t.Errorf("second apply: %s", r)
+	}
+}
+
+// The DefaultTolerationSeconds admission plugin gives a pod that does not
+// already tolerate them tolerations of the not-ready and unreachable
+// NoExecute taints for 300 s; `get -o yaml` shows them and kubectl
+// describe's "Tolerations:" lists them sorted by key.
+func TestE2EDefaultTolerationSeconds(t *testing.T) {
+	e := newEnv(t)
+	e.apply(`
+apiVersion: v1
+kind: Pod
+metadata: {name: plain}
+spec:
+  terminationGracePeriodSeconds: 1
+  containers:
+  - {name: c, image: busybox:1.28, command: ['sleep', '3600']}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: tolerant}
+spec:
+  terminationGracePeriodSeconds: 1
+  tolerations:
+  - {key: node.kubernetes.io/not-ready, operator: Exists, effect: NoExecute, tolerationSeconds: 60}
+  - {key: dedicated, operator: Equal, value: ci, effect: NoSchedule}
+  containers:
+  - {name: c, image: busybox:1.28, command: ['sleep', '3600']}
+`)
+	const jp = `jsonpath={range .spec.tolerations[*]}{.key}/{.operator}/{.effect}/{.tolerationSeconds};{end}`
+	for name, want := range map[string]string{
+		"plain":    "node.kubernetes.io/not-ready/Exists/NoExecute/300;node.kubernetes.io/unreachable/Exists/NoExecute/300;",
+		"tolerant": "node.kubernetes.io/not-ready/Exists/NoExecute/60;dedicated/Equal/NoSchedule/;node.kubernetes.io/unreachable/Exists/NoExecute/300;",
+	} {
+		if r := e.must("get", "pod", name, "-o", jp); r.stdout != want {
+			t.Errorf("pod %s tolerations: %q, want %q", name, r.stdout, want)
+		}
+	}
+	if r := e.must("get", "pod", "plain", "-o", "yaml"); !strings.Contains(r.stdout, "    tolerationSeconds: 300\n") {
+		t.Errorf("get -o yaml: %s", r)
+	}
+	if r := e.must("describe", "pod", "plain"); !strings.Contains(r.stdout, "\nTolerations:      node.kubernetes.io/not-ready:NoExecute op=Exists for 300s\n                  node.kubernetes.io/unreachable:NoExecute op=Exists for 300s\n") {
+		t.Errorf("describe plain: %s", r)
+	}
+	if r := e.must("describe", "pod", "tolerant"); !strings.Contains(r.stdout, "\nTolerations:      dedicated=ci:NoSchedule\n                  node.kubernetes.io/not-ready:NoExecute op=Exists for 60s\n                  node.kubernetes.io/unreachable:NoExecute op=Exists for 300s\n") {
+		t.Errorf("describe tolerant: %s", r)
+	}
+}
+
+// The Priority admission with PriorityClass objects (admission.go admitPod):
+// an unknown class and a priority that differs from the class's are
+// forbidden with the API server's messages; a user class gives its value and
+// preemptionPolicy, the globalDefault class is a classless pod's, and only one
+// class may be the default. `get pc` lists the system classes too.
+func TestPriorityClassAdmission(t *testing.T) {
+	e := newEnv(t)
+	pod := func(name, spec string) string {
+		return `
+apiVersion: v1
+kind: Pod
+metadata: {name: ` + name + `}
+spec:
+  terminationGracePeriodSeconds: 1` + spec + `
+  containers:
+  - {name: c, image: busybox:1.28, command: ['sleep', '3600']}
+`
+	}
+	if r := e.podrun("apply", "-f", e.manifest(pod("p1", "\n  priorityClassName: nope"))); r.code != 1 || !strings.Contains(r.stderr, `pods "p1" is forbidden: no PriorityClass with name nope was found`) {
+		t.Errorf("unknown class: %s", r)
+	}
+	if r := e.podrun("apply", "-f", e.manifest(pod("p2", "\n  priority: 5"))); r.code != 1 || !strings.Contains(r.stderr, `pods "p2" is forbidden: the integer value of priority (5) must not be provided in pod spec; priority admission controller computed 0 from the given PriorityClass name`) {
+		t.Errorf("explicit priority: %s", r)
+	}
+	classes := `
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: high}
+value: 1000
+preemptionPolicy: Never
+description: batch jobs that never preempt
+---
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: dflt}
+value: 7
+globalDefault: true
+`
+	if r := e.apply(classes + "---" + pod("p3", "\n  priorityClassName: high") + "---" + pod("p4", "")); r.stdout != "priorityclass.scheduling.k8s.io/high created\npriorityclass.scheduling.k8s.io/dflt created\npod/p3 created\npod/p4 created\n" {
+		t.Errorf("apply: %s", r)
+	}
+	for name, want := range map[string]string{"p3": "high 1000 Never", "p4": "dflt 7 PreemptLowerPriority"} {
+		if r := e.must("get", "pod", name, "-o", "jsonpath={.spec.priorityClassName} {.spec.priority} {.spec.preemptionPolicy}"); r.stdout != want {
+			t.Errorf("pod %s: %q, want %q", name, r.stdout, want)
+		}
+	}
+	r := e.must("get", "pc")
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	if len(lines) != 5 || strings.Join(strings.Fields(lines[0]), " ") != "NAME VALUE GLOBAL-DEFAULT AGE PREEMPTIONPOLICY" || !strings.Contains(r.stdout, "system-node-critical") {
+		t.Errorf("get pc: %s", r)
+	}
+	for _, l := range lines {
+		if f := strings.Fields(l); f[0] == "high" && (f[1] != "1000" || f[2] != "false" || f[4] != "Never") {
+			t.Errorf("get pc row %q", l)
+		}
+	}
+	other := "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: other}\nvalue: 3\nglobalDefault: true\n"
+	if r := e.podrun("apply", "-f", e.manifest(other)); r.code != 1 || !strings.Contains(r.stderr, `priorityclasses.scheduling.k8s.io "other" is forbidden: PriorityClass dflt is already marked as default. Only one default can exist`) {
+		t.Errorf("second default: %s", r)
+	}
+	if r := e.must("describe", "pod", "p3"); !strings.Contains(r.stdout, "\nPriority:             1000\nPriority Class Name:  high\n") {
+		t.Errorf("describe: %s", r)
+	}
+	e.must("delete", "pod", "p3", "p4", "--force")
+	if r := e.must("delete", "pc", "high", "dflt"); r.stdout != "priorityclass.scheduling.k8s.io \"high\" deleted\npriorityclass.scheduling.k8s.io \"dflt\" deleted\n" {
+		t.Errorf("delete pc: %s", r)
 	}
 }

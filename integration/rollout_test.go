@@ -382,3 +382,34 @@ func TestDeploymentAdoptsOrphanReplicaSet(t *testing.T) {
 		t.Errorf("the adopted replica set's pod %s was replaced by %s", pods[0].Name, after[0].Name)
 	}
 }
+
+// kubectl apply's three-way merge: a manifest that says `paused: false`
+// resumes a Deployment paused by `rollout pause`; one without the field
+// leaves it paused.
+func TestRolloutPausedResumedByApply(t *testing.T) {
+	e := newEnv(t)
+	e.deleteAtEnd("deployment/web")
+	m := func(paused string) string {
+		return `
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  replicas: 0` + paused + `
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers:
+      - {name: c, image: busybox:1.28, command: ['sleep', '3600']}
+`
+	}
+	e.must("apply", "-f", e.manifest(m("")))
+	e.must("rollout", "pause", "deployment/web")
+	if r := e.must("apply", "-f", e.manifest(m(""))); r.stdout != "deployment.apps/web unchanged\n" || !e.deploymentObj().Spec.Paused {
+		t.Errorf("apply without spec.paused: %q, paused %v; want unchanged, paused", r.stdout, e.deploymentObj().Spec.Paused)
+	}
+	if r := e.must("apply", "-f", e.manifest(m("\n  paused: false"))); r.stdout != "deployment.apps/web configured\n" || e.deploymentObj().Spec.Paused {
+		t.Errorf("apply of paused: false: %q, paused %v; want configured, resumed", r.stdout, e.deploymentObj().Spec.Paused)
+	}
+}

@@ -313,28 +313,37 @@ func AdmitServiceAccount(pod *corev1.Pod) {
 	}
 }
 
-// AdmitPriority is what the Priority admission plugin does to a pod being
-// created (plugin/pkg/admission/priority/admission.go: admitPod) on a
-// cluster with no default PriorityClass: a pod without a class gets priority
-// 0 (DefaultPriorityWhenNoDefaultClassExists), the two system classes their
-// fixed values, and each of these the class's PreemptLowerPriority. A pod of
-// another class keeps what it says: podrun has no PriorityClass objects.
-func AdmitPriority(pod *corev1.Pod) {
-	var priority int32
-	switch pod.Spec.PriorityClassName {
-	case "":
-	case "system-cluster-critical":
-		priority = 2000000000 // scheduling.SystemCriticalPriority
-	case "system-node-critical":
-		priority = 2000000000 + 1000
-	default:
-		return
+// DefaultTolerationSeconds is how long the DefaultTolerationSeconds
+// admission plugin lets a pod tolerate a not-ready or unreachable node.
+const DefaultTolerationSeconds = 300
+
+// AdmitDefaultTolerationSeconds is what the DefaultTolerationSeconds
+// admission plugin does to a pod (plugin/pkg/admission/
+// defaulttolerationseconds/admission.go: Admit): a pod that does not already
+// tolerate node.kubernetes.io/not-ready:NoExecute (or unreachable) gets a
+// toleration of it for 300 s. A toleration with no key or no effect counts.
+func AdmitDefaultTolerationSeconds(pod *corev1.Pod) {
+	notReady, unreachable := false, false
+	for _, t := range pod.Spec.Tolerations {
+		noExecute := t.Effect == corev1.TaintEffectNoExecute || t.Effect == ""
+		if (t.Key == corev1.TaintNodeNotReady || t.Key == "") && noExecute {
+			notReady = true
+		}
+		if (t.Key == corev1.TaintNodeUnreachable || t.Key == "") && noExecute {
+			unreachable = true
+		}
 	}
-	if pod.Spec.Priority == nil {
-		pod.Spec.Priority = &priority
+	if !notReady {
+		pod.Spec.Tolerations = append(pod.Spec.Tolerations, corev1.Toleration{
+			Key: corev1.TaintNodeNotReady, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute,
+			TolerationSeconds: ptrTo(int64(DefaultTolerationSeconds)),
+		})
 	}
-	if pod.Spec.PreemptionPolicy == nil {
-		pod.Spec.PreemptionPolicy = ptrTo(corev1.PreemptLowerPriority)
+	if !unreachable {
+		pod.Spec.Tolerations = append(pod.Spec.Tolerations, corev1.Toleration{
+			Key: corev1.TaintNodeUnreachable, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute,
+			TolerationSeconds: ptrTo(int64(DefaultTolerationSeconds)),
+		})
 	}
 }
 

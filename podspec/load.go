@@ -19,6 +19,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	sjson "k8s.io/apimachinery/pkg/runtime/serializer/json"
@@ -40,6 +41,8 @@ type Manifest struct {
 	Workloads  []*Workload
 	Claims     []*corev1.PersistentVolumeClaim
 	Namespaces []*corev1.Namespace
+	// PriorityClasses (scheduling.k8s.io/v1), cluster-scoped.
+	PriorityClasses []*schedulingv1.PriorityClass
 	// Origins[i] tells where Pods[i] came from, so that errors name the
 	// paths the user wrote (a Job's pod lives under spec.template).
 	Origins []Origin
@@ -55,7 +58,7 @@ type ObjectRef struct {
 
 // strictJSON is the API server's strict field validation: unknown and
 // duplicate fields are errors, field names are case-sensitive. The scheme
-// behind it is built on first use: registering core/v1, batch/v1 and apps/v1 at
+// behind it is built on first use: registering core/v1, batch/v1, apps/v1 and scheduling/v1 at
 // program start would cost every start of podrun-shim, the container init.
 var strictJSON = sync.OnceValue(func() *sjson.Serializer {
 	scheme := runtime.NewScheme()
@@ -66,6 +69,9 @@ var strictJSON = sync.OnceValue(func() *sjson.Serializer {
 		panic(err)
 	}
 	if err := appsv1.AddToScheme(scheme); err != nil {
+		panic(err)
+	}
+	if err := schedulingv1.AddToScheme(scheme); err != nil {
 		panic(err)
 	}
 	return sjson.NewSerializerWithOptions(sjson.DefaultMetaFactory, scheme, scheme, sjson.SerializerOptions{Strict: true})
@@ -401,8 +407,7 @@ var kinds = map[string]kindInfo{
 			return
 		}
 		SetDefaults(o)
-		AdmitServiceAccount(o)
-		AdmitPriority(o)
+		admitPod(o)
 		l.m.Pods = append(l.m.Pods, o)
 		l.m.Origins = append(l.m.Origins, origin)
 	}},

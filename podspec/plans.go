@@ -62,6 +62,12 @@ func (m *Manifest) Plans() ([]*Plan, error) {
 			errs = append(errs, &ValidationError{File: m.Source, Kind: "persistentvolumeclaim", Name: c.Name, Errors: fe})
 		}
 	}
+	for _, pc := range m.PriorityClasses {
+		fe := append(ValidatePriorityClass(pc), duplicate("priorityclass", "", pc.Name)...)
+		if len(fe) > 0 {
+			errs = append(errs, &ValidationError{File: m.Source, Kind: "priorityclass", Name: pc.Name, Errors: fe})
+		}
+	}
 	for _, n := range m.Namespaces {
 		fe := append(ValidateNamespace(n), duplicate("namespace", "", n.Name)...)
 		if len(fe) > 0 {

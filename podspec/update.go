@@ -59,10 +59,18 @@ func DiffPodUpdate(old, updated *corev1.Pod) (PodUpdate, error) {
 	}
 	// Nor priority: what the Priority admission would have set stays unset.
 	if old.Spec.Priority == nil && old.Spec.PreemptionPolicy == nil {
-		admitted := corev1.Pod{Spec: corev1.PodSpec{PriorityClassName: munged.PriorityClassName}}
-		AdmitPriority(&admitted)
-		if equality.Semantic.DeepEqual(admitted.Spec.Priority, munged.Priority) && equality.Semantic.DeepEqual(admitted.Spec.PreemptionPolicy, munged.PreemptionPolicy) {
-			munged.Priority, munged.PreemptionPolicy = nil, nil
+		munged.Priority, munged.PreemptionPolicy = nil, nil
+	}
+	// What the Priority admission computed for the stored pod stays (an
+	// update is not admitted again for it; an updated manifest's pod is
+	// admitted as if created).
+	if munged.PriorityClassName == "" || munged.PriorityClassName == old.Spec.PriorityClassName {
+		munged.PriorityClassName = old.Spec.PriorityClassName
+		if munged.Priority == nil {
+			munged.Priority = old.Spec.Priority
+		}
+		if munged.PreemptionPolicy == nil {
+			munged.PreemptionPolicy = old.Spec.PreemptionPolicy
 		}
 	}
 	images := func(newList, oldList []corev1.Container) {

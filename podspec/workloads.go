@@ -27,6 +27,9 @@ type Workload struct {
 	Origin Origin        // where it is in its manifest (Template set)
 	// Warnings are those of its pod template, as for a pod (set by Plans).
 	Warnings []string
+	// Set are the fields of KeptFields the manifest sets, even to
+	// their zero value (paused: false), which the typed object cannot tell.
+	Set []string
 }
 
 // Template returns the pod template of a workload object (nil for another object).
@@ -59,15 +62,25 @@ func PodFromTemplate(tmpl *corev1.PodTemplateSpec, namespace, name string) *core
 		Spec:       t.Spec,
 	}
 	SetDefaults(pod)
-	AdmitServiceAccount(pod)
-	AdmitPriority(pod)
+	admitPod(pod)
 	return pod
+}
+
+// admitPod is what the API server's admission plugins do to a pod being
+// created, but the Priority plugin's, which needs the cluster's
+// PriorityClasses (AdmitPriority, run by apply and the controllers): a pod
+// template is defaulted, never admitted.
+func admitPod(pod *corev1.Pod) {
+	AdmitServiceAccount(pod)
+	AdmitDefaultTolerationSeconds(pod)
 }
 
 // defaultTemplate applies the pod defaults to a template, as the API server
 // defaults a PodTemplateSpec inside a workload.
 func defaultTemplate(tmpl *corev1.PodTemplateSpec, namespace string) {
-	pod := PodFromTemplate(tmpl, namespace, "x")
+	t := tmpl.DeepCopy()
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "x"}, Spec: t.Spec}
+	SetDefaults(pod)
 	tmpl.Spec = pod.Spec
 }
 
@@ -78,8 +91,18 @@ func (l *loader) addWorkload(kind string, meta *metav1.ObjectMeta, obj metav1.Ob
 	}
 	defaultTemplate(tmpl, meta.Namespace)
 	origin.Template = true
-	l.m.Workloads = append(l.m.Workloads, &Workload{Kind: kind, Object: obj, Origin: origin})
+	w := &Workload{Kind: kind, Object: obj, Origin: origin, Set: []string{}}
+	for _, f := range KeptFields {
+		if l.tree.node(origin.Prefix+f) != nil {
+			w.Set = append(w.Set, f)
+		}
+	}
+	l.m.Workloads = append(l.m.Workloads, w)
 }
+
+// KeptFields are the fields other commands change (`rollout pause`) that an
+// apply keeps unless its configuration holds them (store.PutApplied).
+var KeptFields = []string{"spec.paused"}
 
 func int32p(v int32) *int32 { return &v }
 

@@ -3,6 +3,7 @@ package printers
 import (
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -33,10 +34,19 @@ const timeFormat = "Mon, 02 Jan 2006 15:04:05 -0700"
 // Describe prints a pod the way `kubectl describe pod` lays it out.
 func Describe(w io.Writer, pod *corev1.Pod, extra Extra, now time.Time) {
 	p := &prefixWriter{w: w}
+	// kubectl aligns the values of this first block (up to "IP:") with a
+	// tabwriter: its longest key is "Service Account:", or "Priority Class
+	// Name:" when the pod names a class.
+	if pod.Spec.PriorityClassName != "" {
+		p.top = len("Priority Class Name:") + 2
+	}
 	p.kv(0, "Name", pod.Name)
 	p.kv(0, "Namespace", pod.Namespace)
 	if pod.Spec.Priority != nil { // kubectl's describePod
 		p.kv(0, "Priority", strconv.Itoa(int(*pod.Spec.Priority)))
+	}
+	if pod.Spec.PriorityClassName != "" {
+		p.kv(0, "Priority Class Name", pod.Spec.PriorityClassName)
 	}
 	if pod.Spec.ServiceAccountName != "" {
 		p.kv(0, "Service Account", pod.Spec.ServiceAccountName)
@@ -45,8 +55,8 @@ func Describe(w io.Writer, pod *corev1.Pod, extra Extra, now time.Time) {
 	if st := pod.Status.StartTime; st != nil {
 		p.kv(0, "Start Time", st.Time.Format(timeFormat))
 	}
-	p.kv(0, "Labels", mapLines(pod.Labels, "="))
-	p.kv(0, "Annotations", mapLines(pod.Annotations, ": "))
+	p.kv(0, "Labels", mapLinesWidth(pod.Labels, "=", p.width0()))
+	p.kv(0, "Annotations", mapLinesWidth(pod.Annotations, ": ", p.width0()))
 	status := string(pod.Status.Phase)
 	if pod.DeletionTimestamp != nil {
 		status = fmt.Sprintf("Terminating (lasts %s)", Since(*pod.DeletionTimestamp, now))
@@ -67,6 +77,7 @@ func Describe(w io.Writer, pod *corev1.Pod, extra Extra, now time.Time) {
 			p.kv(1, "IP", ip.IP)
 		}
 	}
+	p.top = 0 // the block ends here
 	if len(pod.Spec.InitContainers) > 0 {
 		p.line(0, "Init Containers:")
 		for i := range pod.Spec.InitContainers {
@@ -105,6 +116,7 @@ func Describe(w io.Writer, pod *corev1.Pod, extra Extra, now time.Time) {
 		}
 	}
 	p.kv(0, "Node-Selectors", mapLines(pod.Spec.NodeSelector, "="))
+	p.kv(0, "Tolerations", tolerationLines(pod.Spec.Tolerations, p.width0()))
 	if len(extra.Events) == 0 {
 		p.kv(0, "Events", "<none>")
 		return
@@ -364,6 +376,43 @@ func orNone(s string) string {
 }
 
 func mapLines(m map[string]string, sep string) string {
+	return mapLinesWidth(m, sep, 18)
+}
+
+// tolerationLines are a pod's tolerations as kubectl describe prints them,
+// one a line, sorted by key (describe.go printTolerationsMultilineWithIndent).
+func tolerationLines(tolerations []corev1.Toleration, width int) string {
+	if len(tolerations) == 0 {
+		return "<none>"
+	}
+	ts := slices.Clone(tolerations)
+	sort.SliceStable(ts, func(i, j int) bool { return ts[i].Key < ts[j].Key })
+	var lines []string
+	for _, t := range ts {
+		s := t.Key
+		if t.Value != "" {
+			s += "=" + t.Value
+		}
+		if t.Effect != "" {
+			s += ":" + string(t.Effect)
+		}
+		// An Exists toleration with no key and no effect tolerates everything.
+		if t.Operator == corev1.TolerationOpExists && t.Value == "" {
+			if t.Key != "" || t.Effect != "" {
+				s += " op=Exists"
+			} else {
+				s += "op=Exists"
+			}
+		}
+		if t.TolerationSeconds != nil {
+			s += fmt.Sprintf(" for %ds", *t.TolerationSeconds)
+		}
+		lines = append(lines, s)
+	}
+	return strings.Join(lines, "\n"+strings.Repeat(" ", width))
+}
+
+func mapLinesWidth(m map[string]string, sep string, width int) string {
 	if len(m) == 0 {
 		return "<none>"
 	}
@@ -376,11 +425,21 @@ func mapLines(m map[string]string, sep string) string {
 	for _, k := range keys {
 		lines = append(lines, k+sep+m[k])
 	}
-	return strings.Join(lines, "\n"+strings.Repeat(" ", 18))
+	return strings.Join(lines, "\n"+strings.Repeat(" ", width))
 }
 
 // prefixWriter writes "Key:  value" lines aligned the way kubectl describe does.
-type prefixWriter struct{ w io.Writer }
+type prefixWriter struct {
+	w   io.Writer
+	top int // the width of the top-level keys' column, when not 18
+}
+
+func (p *prefixWriter) width0() int {
+	if p.top > 0 {
+		return p.top
+	}
+	return 18
+}
 
 func (p *prefixWriter) line(indent int, s string) {
 	fmt.Fprintf(p.w, "%s%s\n", strings.Repeat("  ", indent), s)
@@ -388,7 +447,7 @@ func (p *prefixWriter) line(indent int, s string) {
 
 func (p *prefixWriter) kv(indent int, k, v string) {
 	label := strings.Repeat("  ", indent) + k + ":"
-	width := 18
+	width := p.width0()
 	if indent > 0 {
 		width = 16 + 2*indent
 	}

@@ -119,7 +119,7 @@ func formatEndpoints(ep *corev1.Endpoints) string {
 // with its EndpointSlices' ready addresses per port.
 func DescribeService(w io.Writer, svc *corev1.Service, slices []*discoveryv1.EndpointSlice) {
 	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
-	p := &prefixWriter{tw}
+	p := &prefixWriter{w: tw}
 	kv := func(k, v string) { fmt.Fprintf(tw, "%s:\t%s\n", k, v) }
 	kv("Name", svc.Name)
 	kv("Namespace", svc.Namespace)

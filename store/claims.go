@@ -107,7 +107,7 @@ func removeClaim(l Layout, obj object) error {
 		if c.DeletionTimestamp == nil {
 			now := metav1.Now()
 			c.DeletionTimestamp = &now
-			return l.writeObject(ClaimKind, l.objectPath(ClaimKind, c.GetNamespace(), c.GetName()), c, nil)
+			return l.writeObject(ClaimKind, l.objectPath(ClaimKind, c.GetNamespace(), c.GetName()), c, nil, nil)
 		}
 		return nil
 	}

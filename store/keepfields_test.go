@@ -47,3 +47,54 @@ func TestApplyKeepsControllerFields(t *testing.T) {
 		t.Errorf("after apply: annotations %v template annotations %v paused %v generation %d", d.Annotations, d.Spec.Template.Annotations, d.Spec.Paused, d.Generation)
 	}
 }
+
+// kubectl apply's three-way merge for spec.paused: a Deployment paused by
+// `rollout pause` stays paused through an apply of a manifest without the
+// field, is resumed by one that says `paused: false`, and a field a
+// manifest set and the next one drops goes back to its default.
+func TestApplyPausedThreeWay(t *testing.T) {
+	l := Layout{Root: t.TempDir(), RunRoot: t.TempDir()}
+	d := func(paused bool) *appsv1.Deployment {
+		return &appsv1.Deployment{
+			ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default"},
+			Spec: appsv1.DeploymentSpec{Paused: paused, Template: corev1.PodTemplateSpec{
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "a"}}},
+			}},
+		}
+	}
+	paused := func() bool {
+		o, err := l.Get(DeploymentKind, "default", "web")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return o.(*appsv1.Deployment).Spec.Paused
+	}
+	pause := func() {
+		if err := l.Update(DeploymentKind, "default", "web", func(o Object) error { o.(*appsv1.Deployment).Spec.Paused = true; return nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put := func(obj *appsv1.Deployment, set ...string) string {
+		action, err := l.PutApplied(DeploymentKind, obj, nil, set)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return action
+	}
+	put(d(false))
+	pause()
+	if a := put(d(false)); a != "unchanged" || !paused() {
+		t.Errorf("apply without spec.paused: %s, paused %v; want unchanged, paused", a, paused())
+	}
+	if a := put(d(false), "spec.paused"); a != "configured" || paused() {
+		t.Errorf("apply of paused: false: %s, paused %v; want configured, resumed", a, paused())
+	}
+	put(d(true), "spec.paused")
+	if a := put(d(false)); a != "configured" || paused() {
+		t.Errorf("apply that drops paused: true: %s, paused %v; want configured, resumed", a, paused())
+	}
+	pause()
+	if a := put(d(false)); a != "unchanged" || !paused() {
+		t.Errorf("apply without spec.paused after a pause: %s, paused %v", a, paused())
+	}
+}

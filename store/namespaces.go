@@ -99,5 +99,5 @@ func (l Layout) MarkNamespaceTerminating(name string) error {
 		ns.DeletionTimestamp = &now
 	}
 	ns.Status.Phase = corev1.NamespaceTerminating
-	return l.writeObject(NamespaceKind, l.objectPath(NamespaceKind, ns.GetNamespace(), ns.GetName()), ns, nil)
+	return l.writeObject(NamespaceKind, l.objectPath(NamespaceKind, ns.GetNamespace(), ns.GetName()), ns, nil, nil)
 }

@@ -52,6 +52,9 @@ type Kind struct {
 	// instead of removing its file: a claim's directory goes with it, or
 	// later while a pod uses it.
 	remove func(l Layout, obj object) error
+	// keepLive, when set, carries over to an applied object the podspec.KeptFields
+	// its apply configuration does not own.
+	keepLive func(old, obj object, owned map[string]bool)
 }
 
 // APIVersion is the kind's apiVersion ("v1", "apps/v1").
@@ -135,6 +138,9 @@ type objectRecord struct {
 	// Settings are the host settings of the pods a workload object makes
 	// (those of the command that applied it), as a pod's record keeps its own.
 	Settings *Settings `json:"settings,omitempty"`
+	// Applied are the fields of podspec.KeptFields the last apply's manifest set
+	// (its part of kubectl's last-applied-configuration that podrun needs).
+	Applied []string `json:"applied,omitempty"`
 }
 
 // ObjectsDir holds the host-wide objects: <root>/objects/<namespace>/<plural>/<name>.json.
@@ -195,6 +201,23 @@ func (l Layout) Put(k *Kind, obj object) (string, error) {
 // PutWithSettings is Put that also records the host settings of the pods
 // the object makes (a workload); nil keeps those recorded before.
 func (l Layout) PutWithSettings(k *Kind, obj object, settings *Settings) (string, error) {
+	return l.put(k, obj, settings, nil)
+}
+
+// PutApplied is PutWithSettings for `apply`: set are the fields of
+// podspec.KeptFields its manifest sets. A field of them that neither this manifest
+// nor the last applied one set keeps its live value (a Deployment paused by
+// `rollout pause`); one that either sets takes the manifest's value, its
+// default when the manifest no longer has it, as kubectl apply's three-way
+// merge patches it.
+func (l Layout) PutApplied(k *Kind, obj object, settings *Settings, set []string) (string, error) {
+	if set == nil {
+		set = []string{}
+	}
+	return l.put(k, obj, settings, set)
+}
+
+func (l Layout) put(k *Kind, obj object, settings *Settings, set []string) (string, error) {
 	lock, err := l.LockName(obj.GetNamespace(), k.Plural, obj.GetName())
 	if err != nil {
 		return "", err
@@ -207,9 +230,25 @@ func (l Layout) PutWithSettings(k *Kind, obj object, settings *Settings) (string
 	if settings == nil {
 		settings = prev.Settings
 	}
+	applied := prev.Applied
+	if set != nil {
+		applied = set
+	}
 	old, err := l.readObject(k, path)
 	switch {
 	case err == nil && old.GetName() == obj.GetName():
+		owned := map[string]bool{}
+		for _, f := range applied {
+			owned[f] = true
+		}
+		if set != nil {
+			for _, f := range prev.Applied {
+				owned[f] = true
+			}
+		}
+		if k.keepLive != nil {
+			k.keepLive(old, obj, owned)
+		}
 		if k.same(old, obj) {
 			return "unchanged", nil
 		}
@@ -245,10 +284,10 @@ func (l Layout) PutWithSettings(k *Kind, obj object, settings *Settings) (string
 			}
 		}
 	}
-	return action, l.writeObject(k, path, obj, settings)
+	return action, l.writeObject(k, path, obj, settings, applied)
 }
 
-func (l Layout) writeObject(k *Kind, path string, obj object, settings *Settings) error {
+func (l Layout) writeObject(k *Kind, path string, obj object, settings *Settings, applied []string) error {
 	data, err := json.Marshal(obj)
 	if err != nil {
 		return err
@@ -256,7 +295,7 @@ func (l Layout) writeObject(k *Kind, path string, obj object, settings *Settings
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
 	}
-	if err := WriteJSON(path, objectRecord{Version: objectVersion, Kind: k.Name, Object: data, Settings: settings}); err != nil {
+	if err := WriteJSON(path, objectRecord{Version: objectVersion, Kind: k.Name, Object: data, Settings: settings, Applied: applied}); err != nil {
 		return fmt.Errorf("storing %s %s/%s: %w", k.Name, obj.GetNamespace(), obj.GetName(), err)
 	}
 	return nil
@@ -281,7 +320,7 @@ func (l Layout) Update(k *Kind, namespace, name string, change func(obj object) 
 	if err := change(obj); err != nil {
 		return err
 	}
-	return l.writeObject(k, path, obj, prev.Settings)
+	return l.writeObject(k, path, obj, prev.Settings, prev.Applied)
 }
 
 // ObjectSettings returns the host settings recorded with an object (nil when

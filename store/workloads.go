@@ -49,6 +49,7 @@ func WorkloadKind(name, plural, group, version string, aliases []string, newObje
 			return reflect.DeepEqual(field(a, "Spec").Interface(), field(b, "Spec").Interface()) && sameMeta(a, b)
 		},
 		immutable: func(object) bool { return false },
+		keepLive:  keepLiveFields,
 		update: func(old, obj object) {
 			keepControllerFields(old, obj)
 			field(obj, "Status").Set(field(old, "Status"))
@@ -62,8 +63,8 @@ func WorkloadKind(name, plural, group, version string, aliases []string, newObje
 // controllers and the rollout commands set and a manifest does not hold, as
 // kubectl apply's three-way merge keeps fields absent from the last applied
 // configuration: the deployment controller's revision annotations, the pod
-// template's restartedAt of `rollout restart`, and a Deployment's
-// spec.paused of `rollout pause`.
+// template's restartedAt of `rollout restart` of a Deployment, DaemonSet or
+// StatefulSet (a Deployment's spec.paused of `rollout pause`: keepLiveFields).
 func keepControllerFields(old, obj object) {
 	for _, k := range []string{"deployment.kubernetes.io/revision", "deployment.kubernetes.io/revision-history"} {
 		if v, ok := old.GetAnnotations()[k]; ok {
@@ -75,11 +76,6 @@ func keepControllerFields(old, obj object) {
 				a[k] = v
 				obj.SetAnnotations(a)
 			}
-		}
-	}
-	if o, ok := old.(*appsv1.Deployment); ok {
-		if n, ok := obj.(*appsv1.Deployment); ok && o.Spec.Paused && !n.Spec.Paused {
-			n.Spec.Paused = true
 		}
 	}
 	// rollout restart of a Deployment, DaemonSet or StatefulSet.
@@ -110,6 +106,18 @@ func podTemplateOf(o object) *corev1.PodTemplateSpec {
 		return &v.Spec.Template
 	}
 	return nil
+}
+
+// keepLiveFields carries over to an applied object the KeptFields that its
+// apply configuration does not own (owned: this or the last applied
+// manifest set them), as kubectl apply's three-way merge leaves a field that
+// neither the last applied configuration nor the new one has.
+func keepLiveFields(old, obj object, owned map[string]bool) {
+	o, ok1 := old.(*appsv1.Deployment)
+	n, ok2 := obj.(*appsv1.Deployment)
+	if ok1 && ok2 && !owned["spec.paused"] {
+		n.Spec.Paused = o.Spec.Paused
+	}
 }
 
 // nextGeneration is metadata.generation after an update: +1 when the spec

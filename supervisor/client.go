@@ -25,6 +25,13 @@ import (
 type DeleteOptions struct {
 	GracePeriod *int64
 	Force       bool
+	// NoWait (kubectl delete --wait=false) returns once the deletion is
+	// requested of a pod another delete is already finishing.
+	NoWait bool
+	// Requested, when set, is called once the supervisor has been asked to
+	// stop the pod (the pod reads as Terminating from then on), or when there
+	// is nothing to ask.
+	Requested func()
 }
 
 // Delete stops a pod gracefully and releases everything it holds on the host,
@@ -35,6 +42,14 @@ type DeleteOptions struct {
 // the same name waits until the pod is gone, and a pod an apply is starting
 // is deleted once it has started.
 func Delete(l store.Layout, rec *store.Record, opts DeleteOptions) error {
+	if rec.Request.Delete != nil {
+		// Another delete is finishing this pod (`delete --wait=false`): as
+		// the API server takes a second delete of a terminating pod, ask
+		// again (a shorter grace period shortens the wait) and wait with it.
+		if done, err := deleteTerminating(l, rec, opts); done {
+			return err
+		}
+	}
 	lock, err := l.LockName(rec.Pod.Namespace, "pods", rec.Pod.Name)
 	if err != nil {
 		return err
@@ -42,13 +57,42 @@ func Delete(l store.Layout, rec *store.Record, opts DeleteOptions) error {
 	defer lock.Unlock()
 	crashpoint.Hit("delete:reserved")
 	cur, err := store.FindPod(l, rec.Pod.Namespace, rec.Pod.Name)
+	if errors.Is(err, store.ErrNotFound) && rec.Request.Delete != nil {
+		return nil // the delete that was finishing it is done
+	}
 	if err != nil {
 		return err
 	}
 	return deleteLocked(l, cur, opts)
 }
 
-func deleteLocked(l store.Layout, rec *store.Record, opts DeleteOptions) error {
+// deleteTerminating is Delete of a pod whose deletion another delete is
+// finishing: it asks its supervisor again and, unless NoWait, waits until it
+// has exited; done says the delete has nothing more to do.
+func deleteTerminating(l store.Layout, rec *store.Record, opts DeleteOptions) (done bool, err error) {
+	pid := store.SupervisorPid(rec.Paths)
+	if pid <= 0 {
+		return false, nil
+	}
+	grace := deleteGracePeriod(rec, opts)
+	if err := request(rec.Paths, pid, func(r *store.Request) { r.Delete = nextDelete(r.Delete, grace) }); err != nil {
+		return false, nil
+	}
+	if opts.Requested != nil {
+		opts.Requested()
+	}
+	if opts.NoWait {
+		return true, nil
+	}
+	// Then, under the reservation (once the delete finishing it has let go
+	// of it), the record is gone, or what is left is removed here.
+	waitExit(rec.Paths, pid, time.Duration(grace)*time.Second+30*time.Second)
+	return false, nil
+}
+
+// deleteGracePeriod is the grace period of a delete: the pod's, or the one
+// the command gives.
+func deleteGracePeriod(rec *store.Record, opts DeleteOptions) int64 {
 	grace := int64(30)
 	if g := rec.Pod.Spec.TerminationGracePeriodSeconds; g != nil {
 		grace = *g
@@ -58,15 +102,38 @@ func deleteLocked(l store.Layout, rec *store.Record, opts DeleteOptions) error {
 	} else if opts.Force {
 		grace = 0
 	}
-	if pid := store.SupervisorPid(rec.Paths); pid > 0 {
-		err := request(rec.Paths, pid, func(r *store.Request) {
-			r.Delete = &store.DeleteRequest{Timestamp: metav1.Now(), GracePeriodSeconds: grace}
-		})
+	return grace
+}
+
+// nextDelete is the delete request after another: the first one's time, and
+// a grace period a second delete may shorten, never extend (as the API
+// server's BeforeDelete for a pod already being deleted).
+func nextDelete(prev *store.DeleteRequest, grace int64) *store.DeleteRequest {
+	if prev != nil && prev.GracePeriodSeconds <= grace {
+		return prev
+	}
+	next := &store.DeleteRequest{Timestamp: metav1.Now(), GracePeriodSeconds: grace}
+	if prev != nil {
+		next.Timestamp = prev.Timestamp
+	}
+	return next
+}
+
+func deleteLocked(l store.Layout, rec *store.Record, opts DeleteOptions) error {
+	grace := deleteGracePeriod(rec, opts)
+	pid := store.SupervisorPid(rec.Paths)
+	if pid > 0 {
+		err := request(rec.Paths, pid, func(r *store.Request) { r.Delete = nextDelete(r.Delete, grace) })
 		if err != nil {
 			// The supervisor cannot be asked: stop it the hard way, teardown follows.
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
 		crashpoint.Hit("delete:requested")
+	}
+	if opts.Requested != nil {
+		opts.Requested()
+	}
+	if pid > 0 {
 		// The supervisor stops the containers within the grace period and tears
 		// the sandbox down; give it that long and a margin for the teardown.
 		if !waitExit(rec.Paths, pid, time.Duration(grace)*time.Second+30*time.Second) {

@@ -171,6 +171,13 @@ func runApply(c *cli.Context) error {
 		}
 		fmt.Printf("namespace/%s %s\n", n.Name, action)
 	}
+	for _, pc := range in.priorityClasses {
+		action, err := l.Put(store.PriorityClassKind, pc.DeepCopy())
+		if err != nil {
+			return err
+		}
+		fmt.Printf("priorityclass.scheduling.k8s.io/%s %s\n", pc.Name, action)
+	}
 	for _, cm := range in.configMaps {
 		action, err := l.Put(store.ConfigMapKind, cm.DeepCopy())
 		if err != nil {

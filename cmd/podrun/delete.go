@@ -3,6 +3,9 @@ package main
 import (
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -10,6 +13,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/podrun/podrun/controllers"
+	"github.com/podrun/podrun/internal/ownerproc"
 	"github.com/podrun/podrun/serviceowner"
 	"github.com/podrun/podrun/store"
 	"github.com/podrun/podrun/supervisor"
@@ -28,13 +32,18 @@ func deleteCommand() *cli.Command {
   podrun delete -f manifests/ -R
 
   # Delete the pods labelled app=web at once
-  podrun delete -l app=web --force`,
+  podrun delete -l app=web --force
+
+  # Return once the deletion is requested; the pod stops in the background
+  podrun delete web --wait=false`,
 		Flags: append(append(filenameFlags("delete the pods of this manifest"), selectorFlags()...),
 			&cli.BoolFlag{Name: "all", Usage: "every pod in the namespace"},
 			&cli.BoolFlag{Name: "all-namespaces", Aliases: []string{"A"}, Usage: "with --all: every pod of every namespace"},
-			&cli.Int64Flag{Name: "grace-period", Value: -1, Usage: "seconds to wait before SIGKILL (default: the pod's terminationGracePeriodSeconds; 0 only with --force)"},
+			&cli.Int64Flag{Name: "grace-period", Value: -1, Usage: "seconds to wait before SIGKILL (default: the pod's terminationGracePeriodSeconds; 0 means 1 unless --force)"},
+			&cli.BoolFlag{Name: "now", Usage: "signal for immediate shutdown (same as --grace-period=1)"},
 			&cli.BoolFlag{Name: "force", Usage: "kill immediately (with no --grace-period)"},
 			&cli.BoolFlag{Name: "ignore-not-found", Usage: "no error when a pod does not exist"},
+			&cli.BoolFlag{Name: "wait", Value: true, Usage: "wait until the pods are gone; --wait=false returns once their deletion is requested"},
 		),
 		Action: runDelete,
 	}
@@ -49,11 +58,21 @@ type objectName struct {
 func runDelete(c *cli.Context) error {
 	l := layout(c)
 	ns := namespace(c)
-	opts := supervisor.DeleteOptions{Force: c.Bool("force")}
-	if g := c.Int64("grace-period"); g >= 0 {
-		if g == 0 && !opts.Force {
-			return usageError("--grace-period=0 needs --force (immediate deletion); use --grace-period=1 for the shortest graceful stop")
+	opts := supervisor.DeleteOptions{Force: c.Bool("force"), NoWait: !c.Bool("wait")}
+	// kubectl delete's flag checks (delete.go Complete).
+	g := c.Int64("grace-period")
+	if c.Bool("now") {
+		if g != -1 {
+			return usageError("--now and --grace-period cannot be specified together")
 		}
+		g = 1
+	}
+	if g == 0 && !opts.Force {
+		// "To preserve backwards compatibility, but prevent accidental data
+		// loss, we convert --grace-period=0 into --grace-period=1."
+		g = 1
+	}
+	if g >= 0 {
 		opts.GracePeriod = &g
 	}
 	var recs []*store.Record
@@ -165,7 +184,7 @@ func runDelete(c *cli.Context) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			err := supervisor.Delete(l, rec, opts)
+			err := deletePod(c, l, rec, opts)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
@@ -187,7 +206,7 @@ func runDelete(c *cli.Context) error {
 		}
 	}
 	objects = rest
-	errs = append(errs, deleteWorkloads(l, workloads, opts, c.Bool("ignore-not-found"))...)
+	errs = append(errs, deleteWorkloads(c, l, workloads, opts, c.Bool("ignore-not-found"))...)
 	var namespaces []string
 	for _, o := range objects {
 		if o.kind == store.NamespaceKind {
@@ -202,19 +221,99 @@ func runDelete(c *cli.Context) error {
 			errs = append(errs, err)
 			continue
 		}
-		fmt.Printf("%s %q deleted\n", strings.ToLower(o.kind.Name), o.name)
+		fmt.Printf("%s %q deleted\n", o.kind.Resource(), o.name)
 	}
 	// Namespaces last: what the other arguments named in them is gone by then.
-	errs = append(errs, deleteNamespaces(l, namespaces, opts, c.Bool("ignore-not-found"))...)
+	// (A namespace is deleted whole, --wait=false or not: it goes after its pods.)
+	nsOpts := opts
+	nsOpts.NoWait = false
+	errs = append(errs, deleteNamespaces(l, namespaces, nsOpts, c.Bool("ignore-not-found"))...)
 	// The last pod or Service gone, the services owner removes the Service
 	// rules and exits; the delete returns once it has. The bound is for a
 	// stuck owner, not a slow one: in an emulated VM (make test-vm) on a
 	// loaded host its exit took over 15s.
-	if err := serviceowner.WaitGone(l, time.Minute); err != nil {
-		errs = append(errs, err)
+	// With --wait=false the pods' finishers wait for it instead.
+	if !opts.NoWait {
+		if err := serviceowner.WaitGone(l, time.Minute); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if len(errs) > 0 {
 		return failed("%v", errors.Join(errs...))
 	}
 	return nil
+}
+
+// deletePod deletes a pod as kubectl delete does: it waits until the pod is
+// gone, or with --wait=false returns once its deletion is requested (it reads
+// as Terminating from then on) and leaves the rest to a detached
+// `podrun finish-delete`, which holds the pod name's reservation until the
+// supervisor has stopped the pod and removes its record. A pod that another
+// delete is finishing is asked again (supervisor.Delete).
+func deletePod(c *cli.Context, l store.Layout, rec *store.Record, opts supervisor.DeleteOptions) error {
+	if !opts.NoWait || (rec.Request.Delete != nil && store.SupervisorPid(rec.Paths) > 0) {
+		return supervisor.Delete(l, rec, opts)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	args := []string{"--root", l.Root, "--run-root", l.RunRoot}
+	if lvl := c.String("log-level"); lvl != "" {
+		args = append(args, "--log-level", lvl)
+	}
+	args = append(args, "finish-delete")
+	if opts.GracePeriod != nil {
+		args = append(args, "--grace-period", strconv.FormatInt(*opts.GracePeriod, 10))
+	}
+	if opts.Force {
+		args = append(args, "--force")
+	}
+	args = append(args, rec.Pod.Namespace, rec.Pod.Name, string(rec.Pod.UID))
+	logPath := os.DevNull
+	if st, err := os.Stat(rec.Paths.RunDir); err == nil && st.IsDir() {
+		logPath = filepath.Join(rec.Paths.RunDir, "finish-delete.log")
+	}
+	return ownerproc.Spawn(exe, args, logPath, "the deletion of pod "+rec.Key(), time.Minute)
+}
+
+// finishDeleteCommand is the detached end of `delete --wait=false`
+// (deletePod): the delete of one pod, which says it has requested the
+// deletion on the pipe its parent passes as fd 3, then waits until the pod
+// is gone.
+func finishDeleteCommand() *cli.Command {
+	return &cli.Command{
+		Name:   "finish-delete",
+		Hidden: true,
+		Flags: []cli.Flag{
+			&cli.Int64Flag{Name: "grace-period", Value: -1},
+			&cli.BoolFlag{Name: "force"},
+		},
+		Action: func(c *cli.Context) error {
+			ready := os.NewFile(3, "ready")
+			var once sync.Once
+			requested := func() { once.Do(func() { ownerproc.Ready(ready) }) }
+			if c.NArg() != 3 {
+				return usageError("finish-delete NAMESPACE NAME UID")
+			}
+			l := layout(c)
+			rec, err := store.FindPod(l, c.Args().Get(0), c.Args().Get(1))
+			if errors.Is(err, store.ErrNotFound) || (err == nil && string(rec.Pod.UID) != c.Args().Get(2)) {
+				requested() // gone already
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			opts := supervisor.DeleteOptions{Force: c.Bool("force"), Requested: requested}
+			if g := c.Int64("grace-period"); g >= 0 {
+				opts.GracePeriod = &g
+			}
+			if err := supervisor.Delete(l, rec, opts); err != nil {
+				return err
+			}
+			requested()
+			return serviceowner.WaitGone(l, time.Minute)
+		},
+	}
 }

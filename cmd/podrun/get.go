@@ -134,6 +134,7 @@ func runGet(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	var live []*store.Record // the listed pods' running supervisors, for get -w
 	list := func() ([]*corev1.Pod, error) {
 		recs, notFound, err := selectPods(c, names, allNS)
 		if err != nil {
@@ -143,8 +144,12 @@ func runGet(c *cli.Context) error {
 			return nil, failed("%v", errors.Join(notFound...))
 		}
 		var pods []*corev1.Pod
+		live = live[:0]
 		for _, r := range recs {
 			pods = append(pods, r.View())
+			if store.SupervisorPid(r.Paths) > 0 {
+				live = append(live, r)
+			}
 		}
 		return pods, pr.sort(pods)
 	}
@@ -163,12 +168,13 @@ func runGet(c *cli.Context) error {
 		}
 		return pr.print(os.Stdout, pods, true)
 	}
-	return watchPods(c, l, pr, pods, list)
+	return watchPods(c, l, pr, pods, list, func() []*store.Record { return live })
 }
 
 // watchPods is get -w: the list (not with --watch-only), then each pod again
-// whenever what its line shows changes (its age aside), woken by fsnotify.
-func watchPods(c *cli.Context, l store.Layout, pr *podPrinter, pods []*corev1.Pod, list func() ([]*corev1.Pod, error)) error {
+// whenever what its line shows changes (its age aside), woken by fsnotify
+// and the listed pods' supervisors' exits.
+func watchPods(c *cli.Context, l store.Layout, pr *podPrinter, pods []*corev1.Pod, list func() ([]*corev1.Pod, error), live func() []*store.Record) error {
 	ctx, stop := interruptContext()
 	defer stop()
 	pw, err := newPodWatch(l)
@@ -205,7 +211,10 @@ func watchPods(c *cli.Context, l store.Layout, pr *podPrinter, pods []*corev1.Po
 		return err
 	}
 	for {
-		if err := pw.wait(ctx, 0); err != nil {
+		// Woken by a record's change (fsnotify) or the exit of a listed
+		// pod's supervisor (its pidfd: the pod turns Unknown without a
+		// write), with no periodic relist.
+		if err := pw.wait(ctx, -1, live()...); err != nil {
 			return nil // Ctrl-C ends a watch quietly, as kubectl's
 		}
 		pods, err := list()

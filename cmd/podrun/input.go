@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
 
 	"github.com/urfave/cli/v2"
 	"sigs.k8s.io/kustomize/api/krusty"
@@ -172,7 +173,29 @@ func loadPlans(l store.Layout, files []string, ns string) (*loaded, error) {
 		in.workloads = append(in.workloads, m.Workloads...)
 		in.claims = append(in.claims, m.Claims...)
 		in.namespaces = append(in.namespaces, m.Namespaces...)
+		in.priorityClasses = append(in.priorityClasses, m.PriorityClasses...)
 		manifests = append(manifests, m)
+	}
+	// The Priority admission resolves the pods' classes among the cluster's
+	// and the manifests' own PriorityClasses (stored before the pods).
+	classes := map[string]*schedulingv1.PriorityClass{}
+	for _, pc := range l.PriorityClasses() {
+		classes[pc.Name] = pc
+	}
+	for _, pc := range in.priorityClasses {
+		classes[pc.Name] = pc
+	}
+	var classList []*schedulingv1.PriorityClass
+	for _, pc := range classes {
+		classList = append(classList, pc)
+	}
+	var forbidden []error
+	for _, m := range manifests {
+		for _, p := range m.Pods {
+			if err := podspec.AdmitPriority(p, classList); err != nil {
+				forbidden = append(forbidden, err)
+			}
+		}
 	}
 	var plans []*podspec.Plan
 	seen := map[string]string{}
@@ -194,6 +217,9 @@ func loadPlans(l store.Layout, files []string, ns string) (*loaded, error) {
 	}
 	if len(errs) > 0 {
 		return nil, cli.Exit(errors.Join(errs...).Error(), exitUsage)
+	}
+	if len(forbidden) > 0 {
+		return nil, failed("%v", errors.Join(forbidden...))
 	}
 	// A pod finds the ConfigMaps and Secrets of every file applied with it.
 	for _, p := range plans {
@@ -222,4 +248,6 @@ type loaded struct {
 	workloads  []*podspec.Workload
 	claims     []*corev1.PersistentVolumeClaim
 	namespaces []*corev1.Namespace
+	// priorityClasses are stored with the namespaces, before the pods.
+	priorityClasses []*schedulingv1.PriorityClass
 }

@@ -96,6 +96,8 @@ func objectHeader(k *store.Kind) []string {
 		return []string{"NAME", "STATUS", "AGE"}
 	case store.ControllerRevisionKind:
 		return []string{"NAME", "CONTROLLER", "REVISION", "AGE"}
+	case store.PriorityClassKind:
+		return []string{"NAME", "VALUE", "GLOBAL-DEFAULT", "AGE", "PREEMPTIONPOLICY"}
 	}
 	return []string{"NAME", "DATA", "AGE"}
 }
@@ -227,6 +229,9 @@ func checkUpdates(l store.Layout, in *loaded) error {
 	}
 	for _, pvc := range in.claims {
 		errs = append(errs, l.CheckPut(store.ClaimKind, pvc.DeepCopy()))
+	}
+	for _, pc := range in.priorityClasses {
+		errs = append(errs, l.CheckPut(store.PriorityClassKind, pc.DeepCopy()))
 	}
 	return errors.Join(errs...)
 }

@@ -97,6 +97,7 @@ func newApp() *cli.App {
 			infoCommand(),
 			createCommand(),
 			controllersCommand(),
+			finishDeleteCommand(),
 			rolloutCommand(),
 			scaleCommand(),
 		},

@@ -11,6 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
@@ -35,7 +36,20 @@ func getObjects(c *cli.Context, k *store.Kind, names []string) error {
 		// Finish deleting claims a crash left Terminating with no pod.
 		_ = store.ReleaseClaims(l, "")
 	}
-	if k == store.NamespaceKind {
+	if k == store.PriorityClassKind {
+		// The system classes every cluster has, and the stored ones.
+		classes := l.PriorityClasses()
+		for _, pc := range classes {
+			if len(names) == 0 || slices.Contains(names, pc.Name) {
+				objs = append(objs, pc)
+			}
+		}
+		for _, n := range names {
+			if !slices.ContainsFunc(classes, func(pc *schedulingv1.PriorityClass) bool { return pc.Name == n }) {
+				return failed("%s", fmt.Sprintf("priorityclasses.scheduling.k8s.io %q not found", n))
+			}
+		}
+	} else if k == store.NamespaceKind {
 		for _, ns := range namespaces(l) {
 			if len(names) == 0 || slices.Contains(names, ns.Name) {
 				objs = append(objs, ns)
@@ -181,6 +195,13 @@ func objectRow(o metav1.Object, now time.Time) []string {
 			controller = strings.ToLower(ref.Kind) + "." + gv.Group + "/" + ref.Name
 		}
 		return []string{v.Name, controller, fmt.Sprint(v.Revision), age}
+	case *schedulingv1.PriorityClass:
+		// kubectl's printPriorityClass.
+		policy := ""
+		if v.PreemptionPolicy != nil {
+			policy = string(*v.PreemptionPolicy)
+		}
+		return []string{v.Name, fmt.Sprint(v.Value), fmt.Sprint(v.GlobalDefault), age, policy}
 	case *corev1.ConfigMap:
 		return []string{v.Name, fmt.Sprint(len(v.Data) + len(v.BinaryData)), age}
 	case *corev1.Secret:

@@ -31,7 +31,7 @@ func init() {
 		"ingresses ingress ing", "networkpolicies networkpolicy netpol", "runtimeclasses runtimeclass",
 		"poddisruptionbudgets poddisruptionbudget pdb", "clusterrolebindings clusterrolebinding",
 		"clusterroles clusterrole", "rolebindings rolebinding", "roles role",
-		"priorityclasses priorityclass pc", "csidrivers csidriver", "csinodes csinode",
+		"csidrivers csidriver", "csinodes csinode",
 		"storageclasses storageclass sc", "volumeattachments volumeattachment",
 	} {
 		for _, n := range strings.Fields(names) {

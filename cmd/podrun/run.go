@@ -125,6 +125,11 @@ func runRun(c *cli.Context) error {
 	if err != nil {
 		return cli.Exit(err.Error(), exitUsage)
 	}
+	for _, p := range m.Pods { // the Priority admission (loadPlans)
+		if err := podspec.AdmitPriority(p, layout(c).PriorityClasses()); err != nil {
+			return failed("%v", err)
+		}
+	}
 	plans, err := m.Plans()
 	if err != nil {
 		return cli.Exit(err.Error(), exitUsage)

@@ -414,7 +414,8 @@ func runWait(c *cli.Context) error {
 			return err
 		}
 		if cond.kind == "create" && len(notFound) > 0 {
-			if err := pw.wait(ctx, 0); err != nil {
+			// A pod record's creation wakes the watch (fsnotify); no relist.
+			if err := pw.wait(ctx, -1); err != nil {
 				return waitEnded(ctx, c.Duration("timeout"), nil, l)
 			}
 			continue

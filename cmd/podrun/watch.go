@@ -115,8 +115,8 @@ func (pw *podWatch) signal() {
 	}
 }
 
-// wait returns after a change, after d (when not 0; recheckEvery when no
-// pods are given), once a supervisor of the given pods exits, or with ctx's error. Each supervisor is watched
+// wait returns after a change, after d (when above 0; recheckEvery when 0
+// and no pods are given; never when below 0), once a supervisor of the given pods exits, or with ctx's error. Each supervisor is watched
 // through a pidfd, which turns readable when the process exits, so an idle
 // wait has no timer and wakes for nothing. Only a supervisor that cannot be
 // watched that way (no pidfd support) is tested every recheckEvery, a lock
@@ -146,8 +146,14 @@ func (pw *podWatch) wait(ctx context.Context, d time.Duration, watched ...*store
 			pw.exits[key] = x
 		}
 	}
+	// d < 0: the caller watches every live supervisor it shows (or none
+	// can matter to it): only a change or an exit wakes it.
+	untimed := d < 0
+	if untimed {
+		d = 0
+	}
 	timed := d > 0
-	if len(watched) == 0 && !timed {
+	if len(watched) == 0 && !timed && !untimed {
 		// A waiter on no pod in particular (get -w, wait --for=create)
 		// looks again every recheckEvery, as before: a pod whose supervisor
 		// died turns Unknown without a write.

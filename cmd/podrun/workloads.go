@@ -63,7 +63,7 @@ func ensureControllers(c *cli.Context) {
 func applyWorkloads(l store.Layout, ws []*podspec.Workload, settings store.Settings, output string) error {
 	for _, w := range ws {
 		k, _ := store.KindFor(w.Kind)
-		action, err := l.PutWithSettings(k, w.Object, &settings)
+		action, err := l.PutApplied(k, w.Object, &settings, w.Set)
 		if err != nil {
 			return err
 		}
@@ -431,7 +431,7 @@ func ownedPods(l store.Layout, owners map[types.UID]bool) []*corev1.Pod {
 // the objects go first, so that the controllers make no more pods for them,
 // then their owned objects and pods (each pod within its grace period); the
 // command returns when the pods are gone.
-func deleteWorkloads(l store.Layout, objs []objectName, opts supervisor.DeleteOptions, ignoreNotFound bool) []error {
+func deleteWorkloads(c *cli.Context, l store.Layout, objs []objectName, opts supervisor.DeleteOptions, ignoreNotFound bool) []error {
 	var errs []error
 	// What the objects own, transitively, as stored before anything goes
 	// (the controllers' garbage collection may remove an orphan meanwhile).
@@ -502,7 +502,7 @@ func deleteWorkloads(l store.Layout, objs []objectName, opts supervisor.DeleteOp
 				if err != nil || rec.Pod.UID != p.UID {
 					return
 				}
-				if err := supervisor.Delete(l, rec, opts); err != nil && !errors.Is(err, store.ErrNotFound) {
+				if err := deletePod(c, l, rec, opts); err != nil && !errors.Is(err, store.ErrNotFound) {
 					mu.Lock()
 					errs = append(errs, err)
 					mu.Unlock()
@@ -512,6 +512,9 @@ func deleteWorkloads(l store.Layout, objs []objectName, opts supervisor.DeleteOp
 		wg.Wait()
 	}
 	deletePods()
+	if opts.NoWait {
+		return errs // the controllers' garbage collection deletes what they make meanwhile
+	}
 	// A pod the controllers were making as the objects went is deleted by
 	// them (their garbage collection) or, once they have exited, here.
 	if err := controllers.WaitGone(l, 30*time.Second); err != nil {
