@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -22,6 +23,7 @@ import (
 	"github.com/podrun/podrun/podspec"
 	"github.com/podrun/podrun/runtime"
 	"github.com/podrun/podrun/store"
+	"github.com/podrun/podrun/volumes"
 )
 
 // SuperviseOptions tune the supervisor.
@@ -161,23 +163,39 @@ func Supervise(l store.Layout, rec *store.Record, opts SuperviseOptions) error {
 	pub.publish(m.podStatus())
 
 	// The sandbox first; like the kubelet, retry while it cannot be built.
+	// A volume that cannot be set up (a missing ConfigMap or key, say) is
+	// the volume manager's FailedMount, retried with its backoff
+	// (nestedpendingoperations: 500ms doubling up to 2m2s) against the
+	// objects stored by then, so a ConfigMap created after the pod lets it
+	// start.
 	var sb *runtime.Sandbox
+	mountAttempt := 0
 	for attempt := 0; sb == nil; attempt++ {
+		withStoredObjects(l, plan)
 		sb, err = runtime.SetupSandbox(ctx, l, paths, plan, set.PidsLimit, func(note string) {
 			events.add("Normal", "Note", "", "%s", note)
 		})
 		if err == nil {
 			break
 		}
-		log.Error("creating the pod sandbox", "err", err)
-		events.add("Warning", "FailedCreatePodSandBox", "", "Failed to create pod sandbox: %v", err)
+		wait := min(backoffInitial<<min(attempt, 5), backoffMax)
+		if verr := (*volumes.SetupError)(nil); errors.As(err, &verr) {
+			log.Error("setting up the pod's volumes", "err", err)
+			events.add("Warning", "FailedMount", "", "MountVolume.SetUp failed for volume %q : %v", verr.Volume, verr.Err)
+			wait = min(mountRetryInitial<<min(mountAttempt, 8), mountRetryMax)
+			mountAttempt++
+			attempt--
+		} else {
+			log.Error("creating the pod sandbox", "err", err)
+			events.add("Warning", "FailedCreatePodSandBox", "", "Failed to create pod sandbox: %v", err)
+		}
 		pub.publish(m.podStatus())
 		select {
 		case grace := <-deletes:
 			_ = grace
 			pub.publish(m.podStatus())
 			return nil
-		case <-time.After(min(backoffInitial<<min(attempt, 5), backoffMax)):
+		case <-time.After(wait):
 		}
 	}
 	crashpoint.Hit("supervisor:sandbox-ready")
@@ -284,18 +302,12 @@ func syncVolumes(l store.Layout, sb *runtime.Sandbox, paths store.PodPaths, plan
 		case <-kick:
 		}
 		cur := withStoredMeta(plan, paths)
+		// What the store holds now, as the kubelet's managers read the API
+		// server: a deleted optional object empties its files (the plugins'
+		// IsNotFound && optional), a deleted required one fails its volume,
+		// which keeps its files as they were (RefreshVolumes goes on with
+		// the others).
 		cms, secrets := l.ConfigMaps(plan.Pod.Namespace), l.Secrets(plan.Pod.Namespace)
-		// An object deleted from the store leaves the pod's files as they were.
-		for name, cm := range plan.ConfigMaps {
-			if _, ok := cms[name]; !ok {
-				cms[name] = cm
-			}
-		}
-		for name, s := range plan.Secrets {
-			if _, ok := secrets[name]; !ok {
-				secrets[name] = s
-			}
-		}
 		h := objectsHash(cur.Pod, cms, secrets)
 		if h == last {
 			continue
@@ -305,6 +317,27 @@ func syncVolumes(l store.Layout, sb *runtime.Sandbox, paths store.PodPaths, plan
 			continue
 		}
 		last = h
+	}
+}
+
+// The volume manager's retry of a failed mount (nestedpendingoperations'
+// exponential backoff: initialDurationBeforeRetry, maxDurationBeforeRetry).
+const (
+	mountRetryInitial = 500 * time.Millisecond
+	mountRetryMax     = 2*time.Minute + 2*time.Second
+)
+
+// withStoredObjects brings the plan's ConfigMaps and Secrets up to what the
+// store holds before the pod's sandbox is built, as the kubelet reads them
+// when it mounts the volumes and makes the environment: an object stored
+// after the pod was applied is seen, a changed one is read anew. Objects the
+// store does not hold keep the plan's copy.
+func withStoredObjects(l store.Layout, plan *podspec.Plan) {
+	for name, cm := range l.ConfigMaps(plan.Pod.Namespace) {
+		plan.ConfigMaps[name] = cm
+	}
+	for name, s := range l.Secrets(plan.Pod.Namespace) {
+		plan.Secrets[name] = s
 	}
 }
 
