@@ -269,7 +269,38 @@ spec:
   volumes:
   - {name: cmv, configMap: {name: late}}
   - {name: sv, secret: {secretName: sec, items: [{key: data-2, path: data-2}]}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: hostpath-dir}
+spec:
+  containers:
+  - {name: c, image: busybox:1.28, command: ['true'], volumeMounts: [{name: dir, mountPath: /d}]}
+  volumes:
+  - {name: dir, hostPath: {path: /does-not-exist-dir, type: Directory}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: hostpath-file}
+spec:
+  containers:
+  - {name: c, image: busybox:1.28, command: ['true'], volumeMounts: [{name: file, mountPath: /f}]}
+  volumes:
+  - {name: file, hostPath: {path: /dev/null, type: File}}
 `)
+	// host_path_type.go "Should fail on mounting non-existent directory
+	// 'does-not-exist-dir' when HostPathType is HostPathDirectory" and "...
+	// character device 'achardev' when HostPathType is HostPathFile": a
+	// FailedMount event with the kubelet's checkType message.
+	for pod, want := range map[string]string{
+		"hostpath-dir":  `MountVolume.SetUp failed for volume "dir" : hostPath type check failed: /does-not-exist-dir is not a directory`,
+		"hostpath-file": `MountVolume.SetUp failed for volume "file" : hostPath type check failed: /dev/null is not a file`,
+	} {
+		e.waitFor(pod, 30*time.Second, "told of the hostPath type", func(*corev1.Pod) bool {
+			ev := e.must("events", "--for", "pod/"+pod).stdout
+			return strings.Contains(ev, want) && strings.Contains(ev, "FailedMount")
+		})
+	}
 	e.waitFor("waiting", 30*time.Second, "told of the missing ConfigMap", func(*corev1.Pod) bool {
 		return strings.Contains(e.must("events", "--for", "pod/waiting").stdout, `MountVolume.SetUp failed for volume "cmv" : configmap "late" not found`)
 	})
