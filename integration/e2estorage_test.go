@@ -410,6 +410,12 @@ data: {data-1: value-1}
 	if p := e.pod("optional"); p.Status.Phase != corev1.PodRunning || containerState(p, "c").RestartCount != 0 {
 		t.Errorf("pod %s, restarts %d", p.Status.Phase, containerState(p, "c").RestartCount)
 	}
+	// The failed remount is a FailedMount event, told once while it lasts.
+	time.Sleep(2 * time.Second)
+	ev := e.must("events", "--for", "pod/optional").stdout
+	if n := strings.Count(ev, `MountVolume.SetUp failed for volume "req" : configmap "cm-req" not found`); n != 1 {
+		t.Errorf("%d FailedMount events for the deleted ConfigMap, want 1:\n%s", n, ev)
+	}
 
 	immutable := func(data, extra string) string {
 		return "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: imm" + extra + "}\nimmutable: true\ndata: {data-1: " + data + "}\n"

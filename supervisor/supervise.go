@@ -219,7 +219,7 @@ func Supervise(l store.Layout, rec *store.Record, opts SuperviseOptions) error {
 	synced := make(chan struct{})
 	go func() {
 		defer close(synced)
-		syncVolumes(l, sb, paths, plan, set.SyncFrequency.Duration, metaUpdates, stopSync, log)
+		syncVolumes(l, sb, paths, plan, set.SyncFrequency.Duration, metaUpdates, stopSync, events, log)
 	}()
 	m.run(pub.publish, deletes, restarts, updates)
 	runner.DiscardAhead()
@@ -287,11 +287,12 @@ func deleteGrace(pod *corev1.Pod) time.Duration {
 // (volumemanager.WaitForAttachAndMount → MarkRemountRequired) and the
 // downwardAPI mounter writes the new metadata (downwardapi.go: SetUpAt →
 // CollectData).
-func syncVolumes(l store.Layout, sb *runtime.Sandbox, paths store.PodPaths, plan *podspec.Plan, period time.Duration, kick <-chan struct{}, stop <-chan struct{}, log *slog.Logger) {
+func syncVolumes(l store.Layout, sb *runtime.Sandbox, paths store.PodPaths, plan *podspec.Plan, period time.Duration, kick <-chan struct{}, stop <-chan struct{}, events *eventLog, log *slog.Logger) {
 	if period <= 0 {
 		period = store.DefaultSyncFrequency
 	}
 	last := objectsHash(plan.Pod, plan.ConfigMaps, plan.Secrets)
+	lastFailure := ""
 	t := time.NewTicker(period)
 	defer t.Stop()
 	for {
@@ -314,10 +315,34 @@ func syncVolumes(l store.Layout, sb *runtime.Sandbox, paths store.PodPaths, plan
 		}
 		if err := sb.RefreshVolumes(paths, cur, cms, secrets); err != nil {
 			log.Error("refreshing configMap, secret and downwardAPI volumes", "err", err)
+			// The volume manager's FailedMount event for each failing
+			// volume, once for as long as the failure stays the same (the
+			// kubelet's event recorder folds the repeats into a count).
+			if msg := err.Error(); msg != lastFailure {
+				lastFailure = msg
+				for _, verr := range setupErrors(err) {
+					events.add("Warning", "FailedMount", "", "MountVolume.SetUp failed for volume %q : %v", verr.Volume, verr.Err)
+				}
+			}
 			continue
 		}
-		last = h
+		last, lastFailure = h, ""
 	}
+}
+
+// setupErrors lists the volumes.SetupErrors in err (errors.Join's list).
+func setupErrors(err error) []*volumes.SetupError {
+	var out []*volumes.SetupError
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, e := range j.Unwrap() {
+			out = append(out, setupErrors(e)...)
+		}
+		return out
+	}
+	if verr := (*volumes.SetupError)(nil); errors.As(err, &verr) {
+		out = append(out, verr)
+	}
+	return out
 }
 
 // The volume manager's retry of a failed mount (nestedpendingoperations'
