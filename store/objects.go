@@ -15,6 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/podrun/podrun/internal/errdefs"
 )
@@ -34,6 +35,9 @@ type Kind struct {
 	same func(a, b object) bool
 	// immutable reports whether an object may not change any more.
 	immutable func(o object) bool
+	// immutableUpdate, when set, lists what an update of an immutable
+	// object changes that it may not (nil: it may change nothing).
+	immutableUpdate func(old, cur object) field.ErrorList
 	// Group and Version are the kind's API group ("" for core) and version.
 	Group, Version string
 	// update, when set, carries over from the stored object what an apply
@@ -95,6 +99,22 @@ var (
 				reflect.DeepEqual(x.Immutable, y.Immutable) && sameMeta(x, y)
 		},
 		immutable: func(o object) bool { im := o.(*corev1.ConfigMap).Immutable; return im != nil && *im },
+		// The API server's ValidateConfigMapUpdate: only the metadata of an
+		// immutable ConfigMap may change.
+		immutableUpdate: func(a, b object) field.ErrorList {
+			old, cur := a.(*corev1.ConfigMap), b.(*corev1.ConfigMap)
+			var errs field.ErrorList
+			if cur.Immutable == nil || !*cur.Immutable {
+				errs = append(errs, field.Forbidden(field.NewPath("immutable"), immutableMsg))
+			}
+			if !reflect.DeepEqual(cur.Data, old.Data) {
+				errs = append(errs, field.Forbidden(field.NewPath("data"), immutableMsg))
+			}
+			if !reflect.DeepEqual(cur.BinaryData, old.BinaryData) {
+				errs = append(errs, field.Forbidden(field.NewPath("binaryData"), immutableMsg))
+			}
+			return errs
+		},
 	}
 	SecretKind = &Kind{
 		Name: "Secret", Plural: "secrets", Aliases: []string{"secret"},
@@ -105,8 +125,54 @@ var (
 				x.Type == y.Type && reflect.DeepEqual(x.Immutable, y.Immutable) && sameMeta(x, y)
 		},
 		immutable: func(o object) bool { im := o.(*corev1.Secret).Immutable; return im != nil && *im },
+		// ValidateSecretUpdate: data compared once stringData is merged in,
+		// as the API server converts it before it validates.
+		immutableUpdate: func(a, b object) field.ErrorList {
+			old, cur := a.(*corev1.Secret), b.(*corev1.Secret)
+			var errs field.ErrorList
+			if cur.Immutable == nil || !*cur.Immutable {
+				errs = append(errs, field.Forbidden(field.NewPath("immutable"), immutableMsg))
+			}
+			if !reflect.DeepEqual(secretData(cur), secretData(old)) {
+				errs = append(errs, field.Forbidden(field.NewPath("data"), immutableMsg))
+			}
+			return errs
+		},
 	}
 )
+
+const immutableMsg = "field is immutable when `immutable` is set"
+
+// secretData is a Secret's data with its stringData merged in.
+func secretData(s *corev1.Secret) map[string][]byte {
+	if len(s.StringData) == 0 {
+		return s.Data
+	}
+	out := map[string][]byte{}
+	for k, v := range s.Data {
+		out[k] = v
+	}
+	for k, v := range s.StringData {
+		out[k] = []byte(v)
+	}
+	return out
+}
+
+// checkImmutable refuses a change of an immutable object as the API server
+// does: with the kind's field errors (apierrors.NewInvalid's message), or
+// without them, any change.
+func (k *Kind) checkImmutable(old, obj object) error {
+	if !k.immutable(old) {
+		return nil
+	}
+	if k.immutableUpdate == nil {
+		return errdefs.Invalid(fmt.Errorf("%s %q is invalid: the data of an immutable %s cannot be changed: delete it and create it again", k.Name, obj.GetName(), k.Name))
+	}
+	if errs := k.immutableUpdate(old, obj); len(errs) > 0 {
+		return errdefs.Invalid(fmt.Errorf("%s %q is invalid: %v", k.Name, obj.GetName(), errs.ToAggregate()))
+	}
+	return nil
+}
 
 func sameMeta(a, b object) bool {
 	return reflect.DeepEqual(a.GetLabels(), b.GetLabels()) && reflect.DeepEqual(a.GetAnnotations(), b.GetAnnotations())
@@ -252,8 +318,8 @@ func (l Layout) put(k *Kind, obj object, settings *Settings, set []string) (stri
 		if k.same(old, obj) {
 			return "unchanged", nil
 		}
-		if k.immutable(old) {
-			return "", errdefs.Invalid(fmt.Errorf("%s %q is invalid: the data of an immutable %s cannot be changed: delete it and create it again", k.Name, obj.GetName(), k.Name))
+		if err := k.checkImmutable(old, obj); err != nil {
+			return "", err
 		}
 		obj.SetUID(old.GetUID())
 		obj.SetCreationTimestamp(old.GetCreationTimestamp())
@@ -347,8 +413,8 @@ func (l Layout) CheckPut(k *Kind, obj object) error {
 	if err != nil || k.same(old, obj) {
 		return nil
 	}
-	if k.immutable(old) {
-		return errdefs.Invalid(fmt.Errorf("%s %q is invalid: the data of an immutable %s cannot be changed: delete it and create it again", k.Name, obj.GetName(), k.Name))
+	if err := k.checkImmutable(old, obj); err != nil {
+		return err
 	}
 	if k.prepare != nil {
 		// On an update, prepare only reads (claims, namespaces).

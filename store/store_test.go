@@ -253,8 +253,23 @@ func TestObjects(t *testing.T) {
 	if _, err := l.Put(ConfigMapKind, im); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := l.Put(ConfigMapKind, func() *corev1.ConfigMap { c := cm("4"); c.Immutable = &yes; return c }()); !errdefs.IsInvalid(err) {
+	if _, err := l.Put(ConfigMapKind, func() *corev1.ConfigMap { c := cm("4"); c.Immutable = &yes; return c }()); !errdefs.IsInvalid(err) ||
+		err.Error() != "ConfigMap \"cfg\" is invalid: data: Forbidden: field is immutable when `immutable` is set" {
 		t.Errorf("changing an immutable ConfigMap: %v", err)
+	}
+	no := false
+	if _, err := l.Put(ConfigMapKind, func() *corev1.ConfigMap { c := cm("4"); c.Immutable = &no; return c }()); !errdefs.IsInvalid(err) ||
+		err.Error() != "ConfigMap \"cfg\" is invalid: [immutable: Forbidden: field is immutable when `immutable` is set, data: Forbidden: field is immutable when `immutable` is set]" {
+		t.Errorf("making an immutable ConfigMap mutable: %v", err)
+	}
+	// configmap_volume.go "should be immutable if `immutable` field is set":
+	// its metadata may still change.
+	if r, err := l.Put(ConfigMapKind, func() *corev1.ConfigMap {
+		c := cm("3")
+		c.Immutable, c.Labels = &yes, map[string]string{"label1": "value1"}
+		return c
+	}()); err != nil || r != "configured" {
+		t.Errorf("relabelling an immutable ConfigMap: %q, %v", r, err)
 	}
 	if err := l.Remove(ConfigMapKind, "ns", "cfg"); err != nil {
 		t.Fatal(err)

@@ -23,6 +23,7 @@ import (
 	"github.com/podrun/podrun/podspec"
 	"github.com/podrun/podrun/runtime"
 	"github.com/podrun/podrun/store"
+	"github.com/podrun/podrun/volumes"
 )
 
 // SuperviseOptions tune the supervisor.
@@ -162,12 +163,18 @@ func Supervise(l store.Layout, rec *store.Record, opts SuperviseOptions) error {
 	pub.publish(m.podStatus())
 
 	// The sandbox first; like the kubelet, retry while it cannot be built.
-	// The first containers are created ahead while its network is
+	// A volume that cannot be set up (a missing ConfigMap or key, say) is
+	// the volume manager's FailedMount, retried with its backoff
+	// (nestedpendingoperations: 500ms doubling up to 2m2s) against the
+	// objects stored by then, so a ConfigMap created after the pod lets it
+	// start. The first containers are created ahead while the network is
 	// connected: they join the namespace and wait, running nothing, until
 	// the sandbox is ready and their turn comes.
 	var sb *runtime.Sandbox
 	var runner *runtime.PodRunner
+	mountAttempt := 0
 	for attempt := 0; ; attempt++ {
+		withStoredObjects(l, plan)
 		sb, err = runtime.SetupSandbox(ctx, l, paths, plan, set.PidsLimit, func(note string) {
 			events.add("Normal", "Note", "", "%s", note)
 		})
@@ -182,15 +189,24 @@ func Supervise(l store.Layout, rec *store.Record, opts SuperviseOptions) error {
 				err = errors.Join(err, terr)
 			}
 		}
-		log.Error("creating the pod sandbox", "err", err)
-		events.add("Warning", "FailedCreatePodSandBox", "", "Failed to create pod sandbox: %v", err)
+		wait := min(backoffInitial<<min(attempt, 5), backoffMax)
+		if verr := (*volumes.SetupError)(nil); errors.As(err, &verr) {
+			log.Error("setting up the pod's volumes", "err", err)
+			events.add("Warning", "FailedMount", "", "MountVolume.SetUp failed for volume %q : %v", verr.Volume, verr.Err)
+			wait = min(mountRetryInitial<<min(mountAttempt, 8), mountRetryMax)
+			mountAttempt++
+			attempt--
+		} else {
+			log.Error("creating the pod sandbox", "err", err)
+			events.add("Warning", "FailedCreatePodSandBox", "", "Failed to create pod sandbox: %v", err)
+		}
 		pub.publish(m.podStatus())
 		select {
 		case grace := <-deletes:
 			_ = grace
 			pub.publish(m.podStatus())
 			return nil
-		case <-time.After(min(backoffInitial<<min(attempt, 5), backoffMax)):
+		case <-time.After(wait):
 		}
 	}
 	crashpoint.Hit("supervisor:sandbox-ready")
@@ -212,7 +228,7 @@ func Supervise(l store.Layout, rec *store.Record, opts SuperviseOptions) error {
 	synced := make(chan struct{})
 	go func() {
 		defer close(synced)
-		syncVolumes(l, sb, paths, plan, set.SyncFrequency.Duration, metaUpdates, stopSync, log)
+		syncVolumes(l, sb, paths, plan, set.SyncFrequency.Duration, metaUpdates, stopSync, events, log)
 	}()
 	m.run(pub.publish, deletes, restarts, updates)
 	runner.DiscardAhead()
@@ -280,11 +296,12 @@ func deleteGrace(pod *corev1.Pod) time.Duration {
 // (volumemanager.WaitForAttachAndMount → MarkRemountRequired) and the
 // downwardAPI mounter writes the new metadata (downwardapi.go: SetUpAt →
 // CollectData).
-func syncVolumes(l store.Layout, sb *runtime.Sandbox, paths store.PodPaths, plan *podspec.Plan, period time.Duration, kick <-chan struct{}, stop <-chan struct{}, log *slog.Logger) {
+func syncVolumes(l store.Layout, sb *runtime.Sandbox, paths store.PodPaths, plan *podspec.Plan, period time.Duration, kick <-chan struct{}, stop <-chan struct{}, events *eventLog, log *slog.Logger) {
 	if period <= 0 {
 		period = store.DefaultSyncFrequency
 	}
 	last := objectsHash(plan.Pod, plan.ConfigMaps, plan.Secrets)
+	lastFailure := ""
 	t := time.NewTicker(period)
 	defer t.Stop()
 	for {
@@ -295,27 +312,66 @@ func syncVolumes(l store.Layout, sb *runtime.Sandbox, paths store.PodPaths, plan
 		case <-kick:
 		}
 		cur := withStoredMeta(plan, paths)
+		// What the store holds now, as the kubelet's managers read the API
+		// server: a deleted optional object empties its files (the plugins'
+		// IsNotFound && optional), a deleted required one fails its volume,
+		// which keeps its files as they were (RefreshVolumes goes on with
+		// the others).
 		cms, secrets := l.ConfigMaps(plan.Pod.Namespace), l.Secrets(plan.Pod.Namespace)
-		// An object deleted from the store leaves the pod's files as they were.
-		for name, cm := range plan.ConfigMaps {
-			if _, ok := cms[name]; !ok {
-				cms[name] = cm
-			}
-		}
-		for name, s := range plan.Secrets {
-			if _, ok := secrets[name]; !ok {
-				secrets[name] = s
-			}
-		}
 		h := objectsHash(cur.Pod, cms, secrets)
 		if h == last {
 			continue
 		}
 		if err := sb.RefreshVolumes(paths, cur, cms, secrets); err != nil {
 			log.Error("refreshing configMap, secret and downwardAPI volumes", "err", err)
+			// The volume manager's FailedMount event for each failing
+			// volume, once for as long as the failure stays the same (the
+			// kubelet's event recorder folds the repeats into a count).
+			if msg := err.Error(); msg != lastFailure {
+				lastFailure = msg
+				for _, verr := range setupErrors(err) {
+					events.add("Warning", "FailedMount", "", "MountVolume.SetUp failed for volume %q : %v", verr.Volume, verr.Err)
+				}
+			}
 			continue
 		}
-		last = h
+		last, lastFailure = h, ""
+	}
+}
+
+// setupErrors lists the volumes.SetupErrors in err (errors.Join's list).
+func setupErrors(err error) []*volumes.SetupError {
+	var out []*volumes.SetupError
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, e := range j.Unwrap() {
+			out = append(out, setupErrors(e)...)
+		}
+		return out
+	}
+	if verr := (*volumes.SetupError)(nil); errors.As(err, &verr) {
+		out = append(out, verr)
+	}
+	return out
+}
+
+// The volume manager's retry of a failed mount (nestedpendingoperations'
+// exponential backoff: initialDurationBeforeRetry, maxDurationBeforeRetry).
+const (
+	mountRetryInitial = 500 * time.Millisecond
+	mountRetryMax     = 2*time.Minute + 2*time.Second
+)
+
+// withStoredObjects brings the plan's ConfigMaps and Secrets up to what the
+// store holds before the pod's sandbox is built, as the kubelet reads them
+// when it mounts the volumes and makes the environment: an object stored
+// after the pod was applied is seen, a changed one is read anew. Objects the
+// store does not hold keep the plan's copy.
+func withStoredObjects(l store.Layout, plan *podspec.Plan) {
+	for name, cm := range l.ConfigMaps(plan.Pod.Namespace) {
+		plan.ConfigMaps[name] = cm
+	}
+	for name, s := range l.Secrets(plan.Pod.Namespace) {
+		plan.Secrets[name] = s
 	}
 }
 

@@ -74,8 +74,10 @@ func (s *Set) Mounts(c *corev1.Container, env map[string]string) ([]Mount, error
 		subPath := vm.SubPath
 		if vm.SubPathExpr != "" {
 			var err error
+			// The kubelet's message as it is (makeMounts returns
+			// ExpandContainerVolumeMounts' error unwrapped).
 			if subPath, err = expandSubPathExpr(vm.SubPathExpr, env); err != nil {
-				return nil, fmt.Errorf("expanding subPathExpr %q of volumeMount %q of container %q: %w", vm.SubPathExpr, vm.Name, c.Name, err)
+				return nil, err
 			}
 		}
 		if subPath != "" {
@@ -85,9 +87,9 @@ func (s *Set) Mounts(c *corev1.Container, env map[string]string) ([]Mount, error
 			if err := validatePathNoBacksteps(subPath); err != nil {
 				return nil, fmt.Errorf("unable to provision SubPath `%s`: %w", subPath, err)
 			}
-			bound, err := s.bindSubPath(vol, subPath, c.Name, i)
+			bound, err := s.bindSubPath(vol, subPath, vm.Name, c.Name, i)
 			if err != nil {
-				return nil, fmt.Errorf("failed to prepare subPath for volumeMount %q of container %q: %w", vm.Name, c.Name, err)
+				return nil, err
 			}
 			source = bound
 		}
@@ -215,16 +217,93 @@ func expandSubPathExpr(expr string, env map[string]string) (string, error) {
 	return out, nil
 }
 
+// SubPathError is a subPath the kubelet could not prepare. Its message is
+// the kubelet's, which names only the volumeMount and the container ("Don't
+// pass detailed error back to the user because it could give information
+// about host filesystem", kubelet_pods.go makeMounts); Err says why.
+type SubPathError struct {
+	Msg string
+	Err error
+}
+
+func (e *SubPathError) Error() string { return e.Msg }
+func (e *SubPathError) Unwrap() error { return e.Err }
+
 // bindSubPath makes subPath available as a stable mount source, as the
-// kubelet's subpath.PrepareSafeSubpath: refuse a path whose symlinks lead out of
-// the volume, create it (with the volume root's mode) if missing, open it without
-// leaving the volume, and bind-mount that open file to
+// kubelet's makeMounts: a missing subPath is created first, with the volume
+// root's mode (subpather.SafeMakeDir), then subpath.PrepareSafeSubpath
+// refuses a path whose symlinks lead out of the volume, opens it without
+// leaving the volume, and bind-mounts that open file to
 // <podDir>/volume-subpaths/<volume>/<container>/<index>.
-func (s *Set) bindSubPath(vol *Volume, subPath, container string, index int) (string, error) {
+func (s *Set) bindSubPath(vol *Volume, subPath, mountName, container string, index int) (string, error) {
 	realRoot, err := filepath.EvalSymlinks(vol.Path)
 	if err != nil {
-		return "", fmt.Errorf("resolving volume path %s: %w", vol.Path, err)
+		return "", &SubPathError{Msg: fmt.Sprintf("failed to prepare subPath for volumeMount %q of container %q", mountName, container),
+			Err: fmt.Errorf("resolving volume path %s: %w", vol.Path, err)}
 	}
+	if !pathExists(filepath.Join(realRoot, subPath)) {
+		if err := safeMakeDir(realRoot, subPath); err != nil {
+			return "", &SubPathError{Msg: fmt.Sprintf("failed to create subPath directory for volumeMount %q of container %q", mountName, container), Err: err}
+		}
+	}
+	target, err := s.prepareSubPath(vol, realRoot, subPath, container, index)
+	if err != nil {
+		return "", &SubPathError{Msg: fmt.Sprintf("failed to prepare subPath for volumeMount %q of container %q", mountName, container), Err: err}
+	}
+	return target, nil
+}
+
+// safeMakeDir is the kubelet's subpath doSafeMakeDir: subPath is created
+// below the volume root without leaving it, and every directory it creates
+// gets the root's whole mode, setgid and sticky bits included, whatever the
+// umask ("the sub path directory must have at least g+rwx to allow the group
+// to write to it. The group ID is set to FSGroup, as is the sticky bit").
+func safeMakeDir(realRoot, subPath string) error {
+	if err := checkWithinVolume(realRoot, subPath); err != nil {
+		return err
+	}
+	root, err := os.OpenFile(realRoot, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("opening volume %s: %w", realRoot, err)
+	}
+	defer root.Close()
+	var st unix.Stat_t
+	if err := unix.Fstat(int(root.Fd()), &st); err != nil {
+		return err
+	}
+	// The parts of subPath that exist already keep their mode.
+	parts := strings.Split(filepath.Clean(subPath), "/")
+	first := 0
+	for first < len(parts) {
+		h, err := pathrs.OpenatInRoot(root, filepath.Join(parts[:first+1]...))
+		if err != nil {
+			break
+		}
+		h.Close()
+		first++
+	}
+	handle, err := pathrs.MkdirAllHandle(root, subPath, os.FileMode(st.Mode&0o777))
+	if err != nil {
+		return fmt.Errorf("creating subPath %s in volume %s: %w", subPath, realRoot, err)
+	}
+	handle.Close()
+	for i := first; i < len(parts); i++ {
+		h, err := pathrs.OpenatInRoot(root, filepath.Join(parts[:i+1]...))
+		if err != nil {
+			return err
+		}
+		// An O_PATH handle cannot be fchmod'ed; its /proc/self/fd link can.
+		err = unix.Chmod(fmt.Sprintf("/proc/self/fd/%d", h.Fd()), st.Mode&0o7777)
+		h.Close()
+		if err != nil {
+			return fmt.Errorf("chmod of subPath %s: %w", filepath.Join(parts[:i+1]...), err)
+		}
+	}
+	return nil
+}
+
+// prepareSubPath is the kubelet's PrepareSafeSubpath (see bindSubPath).
+func (s *Set) prepareSubPath(vol *Volume, realRoot, subPath, container string, index int) (string, error) {
 	if err := checkWithinVolume(realRoot, subPath); err != nil {
 		return "", err
 	}
@@ -235,15 +314,6 @@ func (s *Set) bindSubPath(vol *Volume, subPath, container string, index int) (st
 	defer root.Close()
 
 	handle, err := pathrs.OpenatInRoot(root, subPath)
-	if errors.Is(err, fs.ErrNotExist) {
-		var fi os.FileInfo
-		if fi, err = root.Stat(); err != nil {
-			return "", err
-		}
-		// Created now so that it gets the volume's mode rather than whatever
-		// the runtime would pick (kubelet: "Make extra care not to escape").
-		handle, err = pathrs.MkdirAllHandle(root, subPath, fi.Mode().Perm())
-	}
 	if err != nil {
 		return "", fmt.Errorf("opening subPath %s in volume %s: %w", subPath, realRoot, err)
 	}

@@ -1,6 +1,7 @@
 package volumes
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -125,6 +126,8 @@ func TestSubPath(t *testing.T) {
 		name    string
 		vm      corev1.VolumeMount
 		wantErr string
+		// wantMsg is the kubelet's message of a SubPathError (wantErr is then its cause).
+		wantMsg string
 		check   func(t *testing.T, m Mount)
 	}{
 		{name: "missing subPath is created with the volume's mode", vm: corev1.VolumeMount{Name: "data", MountPath: "/logs", SubPath: "logs/app"},
@@ -133,8 +136,9 @@ func TestSubPath(t *testing.T) {
 				if fi, err := os.Stat(created); err != nil || !fi.IsDir() {
 					t.Fatalf("subPath not created: %v", err)
 				}
-				if got, want := perm(t, created), os.FileMode(0o777&^readUmask()); got != want {
-					t.Errorf("subPath mode %v, want the volume's 0777 less the umask: %v", got, want)
+				// The kubelet's SafeMakeDir: the volume root's mode whatever the umask.
+				if got, want := perm(t, created), os.FileMode(0o777); got != want {
+					t.Errorf("subPath mode %v, want the volume's %v", got, want)
 				}
 				mustWrite(t, filepath.Join(m.Source, "through-bind"), "x")
 				if got := mustRead(t, filepath.Join(created, "through-bind")); got != "x" {
@@ -169,9 +173,9 @@ func TestSubPath(t *testing.T) {
 		{name: "absolute symlink out of the volume is refused", vm: corev1.VolumeMount{Name: "data", MountPath: "/x", SubPath: "abs-escape"},
 			wantErr: "not within volume path"},
 		{name: "relative symlink out of the volume is refused", vm: corev1.VolumeMount{Name: "data", MountPath: "/x", SubPath: "rel-escape/etc"},
-			wantErr: "not within volume path"},
+			wantErr: "not within volume path", wantMsg: "failed to create subPath directory"},
 		{name: "dangling symlink is refused", vm: corev1.VolumeMount{Name: "data", MountPath: "/x", SubPath: "dangling/sub"},
-			wantErr: "resolving symlinks in subPath dangling/sub"},
+			wantErr: "resolving symlinks in subPath dangling/sub", wantMsg: "failed to create subPath directory"},
 		{name: "absolute subPath", vm: corev1.VolumeMount{Name: "data", MountPath: "/x", SubPath: "/etc"},
 			wantErr: "error SubPath `/etc` must not be an absolute path"},
 		{name: "backsteps", vm: corev1.VolumeMount{Name: "data", MountPath: "/x", SubPath: "a/../../b"},
@@ -182,10 +186,18 @@ func TestSubPath(t *testing.T) {
 			c := &corev1.Container{Name: "c" + string(rune('a'+i)), VolumeMounts: []corev1.VolumeMount{tt.vm}}
 			got, err := set.Mounts(c, nil)
 			if tt.wantErr != "" {
-				wantErr(t, err, tt.wantErr)
-				if tt.vm.SubPath != "" && strings.Contains(tt.wantErr, "within") {
-					wantErr(t, err, `failed to prepare subPath for volumeMount "data" of container "`+c.Name+`"`)
+				var spe *SubPathError
+				if errors.As(err, &spe) {
+					msg := tt.wantMsg
+					if msg == "" {
+						msg = "failed to prepare subPath"
+					}
+					if want := msg + ` for volumeMount "data" of container "` + c.Name + `"`; spe.Error() != want {
+						t.Errorf("message %q, want the kubelet's %q", spe.Error(), want)
+					}
+					err = spe.Err
 				}
+				wantErr(t, err, tt.wantErr)
 				if _, statErr := os.Stat(filepath.Join(outside, "etc")); !os.IsNotExist(statErr) {
 					t.Errorf("something was created outside the volume")
 				}

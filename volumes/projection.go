@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 )
 
 // defaultFileMode is the API default for configMap, secret, downwardAPI and
@@ -108,7 +109,9 @@ func (b *builder) setupProjected(vol *Volume, src *corev1.ProjectedVolumeSource)
 			errs = append(errs, fmt.Errorf("sources[%d]: no projection source set", i))
 		}
 	}
-	if err := errors.Join(errs...); err != nil {
+	// utilerrors.NewAggregate, as the kubelet's projected collectData: one
+	// error as it is, several as "[a, b]".
+	if err := utilerrors.NewAggregate(errs); err != nil {
 		return err
 	}
 	return b.writeMemoryVolume(vol, payload)

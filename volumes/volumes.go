@@ -90,7 +90,26 @@ type Options struct {
 	// ClaimPath returns the host directory of a persistentVolumeClaim by the
 	// claim's name (the store owns where claims live); nil refuses claims.
 	ClaimPath func(claimName string) (string, error)
+	// Refresh brings the volumes of a running pod up to date, as the
+	// kubelet's volume manager remounts each volume on its own: a volume that
+	// fails (a non-optional ConfigMap deleted, say) is left as it was and
+	// the others are still refreshed; the errors are joined.
+	Refresh bool
 }
+
+// SetupError is a volume that could not be set up; the kubelet reports it as
+// a FailedMount event, "MountVolume.SetUp failed for volume "<Volume>" : <Err>".
+type SetupError struct {
+	Volume string
+	Pod    string
+	Err    error
+}
+
+func (e *SetupError) Error() string {
+	return fmt.Sprintf("setting up volume %q of pod %s: %v", e.Volume, e.Pod, e.Err)
+}
+
+func (e *SetupError) Unwrap() error { return e.Err }
 
 // Volume describes one built volume.
 type Volume struct {
@@ -175,7 +194,7 @@ func Setup(pod *corev1.Pod, opts Options) (_ *Set, notes []string, err error) {
 	}
 	var created []string
 	defer func() {
-		if err == nil {
+		if err == nil || opts.Refresh {
 			return
 		}
 		for i := len(created) - 1; i >= 0; i-- {
@@ -186,6 +205,7 @@ func Setup(pod *corev1.Pod, opts Options) (_ *Set, notes []string, err error) {
 	}()
 
 	b := &builder{pod: pod, opts: opts}
+	var refreshErrs []error
 	for i := range pod.Spec.Volumes {
 		v := &pod.Spec.Volumes[i]
 		if errs := validation.IsDNS1123Label(v.Name); len(errs) != 0 {
@@ -206,7 +226,11 @@ func Setup(pod *corev1.Pod, opts Options) (_ *Set, notes []string, err error) {
 		}
 		vnotes, err := b.build(v, vol, dir)
 		if err != nil {
-			return nil, nil, fmt.Errorf("setting up volume %q of pod %s: %w", v.Name, podRef(pod), err)
+			if opts.Refresh {
+				refreshErrs = append(refreshErrs, &SetupError{Volume: v.Name, Pod: podRef(pod), Err: err})
+				continue
+			}
+			return nil, nil, &SetupError{Volume: v.Name, Pod: podRef(pod), Err: err}
 		}
 		notes = append(notes, vnotes...)
 		s.volumes[v.Name] = vol
@@ -215,7 +239,7 @@ func Setup(pod *corev1.Pod, opts Options) (_ *Set, notes []string, err error) {
 	if err := b.setupServiceAccount(s, volumesDir, &created); err != nil {
 		return nil, nil, fmt.Errorf("setting up the service-account volume of pod %s: %w", podRef(pod), err)
 	}
-	return s, notes, nil
+	return s, notes, errors.Join(refreshErrs...)
 }
 
 // builder carries what every volume plugin needs.
