@@ -84,6 +84,12 @@ type ctr struct {
 	ordered   bool
 	// killAt is when a stopping container gets SIGKILL (once signalled).
 	killAt time.Time
+	// syncKill: the container is being stopped by the pod's sync itself (a
+	// failed liveness or startup probe, a failed postStart hook, a changed
+	// image), which the kubelet does inside SyncPod (killContainer returns
+	// once the container has stopped): no other container of the pod starts
+	// or restarts meanwhile.
+	syncKill bool
 }
 
 // The phases of stopping a container (kuberuntime_container.go killContainer).
@@ -313,6 +319,9 @@ func (m *machine) sync() {
 			}
 		}
 	}
+	if m.state == stateRunning && m.killingInSync() {
+		return // the kubelet's SyncPod is still in killContainer
+	}
 	if m.state == stateRunning && !m.initialized {
 		m.syncInit()
 	}
@@ -322,6 +331,18 @@ func (m *machine) sync() {
 	if m.state == stateTerminating {
 		m.syncTermination()
 	}
+}
+
+// killingInSync reports whether a container is being stopped by the pod's
+// sync (ctr.syncKill): SyncPod kills podContainerChanges.ContainersToKill one
+// by one, waiting for each (kuberuntime_manager.go), before it starts anything.
+func (m *machine) killingInSync() bool {
+	for _, c := range append(append([]*ctr{}, m.inits...), m.apps...) {
+		if c.syncKill && c.stopping && c.handle != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // syncInit walks the init containers in order (computeInitContainerActions):
@@ -684,6 +705,7 @@ func (m *machine) handle(msg message) {
 		if msg.hookErr != "" && c.handle != nil {
 			m.events.add("Warning", "FailedPostStartHook", m.object(c), "%s", msg.hookErr)
 			m.events.add("Normal", "Killing", m.object(c), "FailedPostStartHook")
+			c.syncKill = true
 			m.stopContainer(c, m.gracePeriod, false)
 		}
 	case msg.exit != nil:
@@ -694,6 +716,7 @@ func (m *machine) handle(msg message) {
 		c.postStartPending = false
 		c.handle = nil
 		c.stopping = false
+		c.syncKill = false
 		c.stopPhase = 0
 		c.ran = true
 		x := msg.exit
@@ -803,6 +826,7 @@ func (m *machine) handleProbe(c *ctr, u *probe.Update) {
 			grace = time.Duration(*g) * time.Second
 		}
 		m.events.add("Normal", "Killing", m.object(c), "Container %s failed %s probe, will be restarted", c.spec.Name, strings.ToLower(string(u.Kind)))
+		c.syncKill = true
 		m.stopContainer(c, grace, false)
 		return
 	}
@@ -1085,6 +1109,7 @@ func (m *machine) update(p *corev1.Pod) {
 			}
 			c.changed = true
 			m.events.add("Normal", "Killing", m.object(c), "Container %s definition changed, will be restarted", c.spec.Name)
+			c.syncKill = true
 			m.stopContainer(c, m.gracePeriod, false)
 		}
 	}
