@@ -350,35 +350,45 @@ type lcScenario struct {
 	check   func(t *testing.T, p *corev1.Pod, o lcOutput)
 }
 
-// lcRun applies every scenario's pod in one env, waits for each one's state
-// and checks it as soon as it is reached (later restarts would add lines).
+// lcRun runs the scenarios in one env, at most lcConcurrent pods at a time
+// (the e2e checks compare times to the second and below; an overloaded host
+// would only test its scheduler), waits for each one's state and checks it as
+// soon as it is reached (later restarts would add lines).
 func lcRun(t *testing.T, scenarios []lcScenario) {
 	e := newEnv(t)
-	for _, s := range scenarios {
-		e.lcApply(s.pod, s.fast)
-	}
-	start := time.Now()
+	const lcConcurrent = 6
+	started := make([]time.Time, len(scenarios))
 	done := make([]bool, len(scenarios))
+	next, running := 0, 0
 	for left := len(scenarios); left > 0; {
-		for i, s := range scenarios {
+		for running < lcConcurrent && next < len(scenarios) {
+			e.lcApply(scenarios[next].pod, scenarios[next].fast)
+			started[next] = time.Now()
+			next++
+			running++
+		}
+		for i, s := range scenarios[:next] {
 			if done[i] {
 				continue
 			}
 			name := s.pod.Name
 			p := e.pod(name)
+			finished := false
 			if s.until(p) {
 				o := e.lcOutput(name)
 				p = e.pod(name)
 				t.Run(name, func(t *testing.T) { s.check(t, p, o) })
-				done[i] = true
-				left--
-				continue
-			}
-			if time.Since(start) > s.timeout*timeoutScale {
+				finished = true
+			} else if time.Since(started[i]) > s.timeout*timeoutScale {
 				data, _ := json.MarshalIndent(p.Status, "", "  ")
 				t.Errorf("pod %s: not %s after %s; status:\n%s\nlog:\n%s\nsupervisor log:\n%s", name, s.what, s.timeout, data, e.lcOutput(name), e.supervisorLog(p))
+				finished = true
+			}
+			if finished {
 				done[i] = true
 				left--
+				running--
+				e.must("delete", name, "--force")
 			}
 		}
 		time.Sleep(200 * time.Millisecond)
@@ -833,4 +843,96 @@ func TestE2ELifecycleSidecars(t *testing.T) {
 			}))
 	}
 	lcRun(t, sc)
+}
+
+// Deletion: "should not hang in termination if terminated during
+// initialization" (container_lifecycle_test.go), "should not hang when
+// terminating pods mounting non-existent volumes" (terminate_pods_test.go)
+// and "should respect termination grace period seconds [with long-running
+// preStop hook]" (container_lifecycle_test.go).
+func TestE2ELifecycleTermination(t *testing.T) {
+	e := newEnv(t)
+	always := corev1.RestartPolicyAlways
+	never := corev1.RestartPolicyNever
+	var inits []corev1.Container
+	inits = append(inits, lcC("start-init", lcExec{Delay: 300}))
+	for i := 1; i <= 3; i++ {
+		n := fmt.Sprintf("restartable-init-%d", i)
+		c := lcSidecar(lcC(n, lcExec{Delay: 60, TerminationSeconds: 5}))
+		c.Lifecycle = &corev1.Lifecycle{PreStop: lcHook("PreStop-"+n, n, lcExec{Delay: 1})}
+		inits = append(inits, c)
+	}
+	e.lcApply(lcPod("dont-hang-if-terminated-in-init", never, inits, lcC("regular-1", lcExec{Delay: 5})), false)
+
+	secret := corev1.Pod{TypeMeta: metav1TypeMeta, ObjectMeta: metav1.ObjectMeta{Name: "pod1"}, Spec: corev1.PodSpec{
+		RestartPolicy: always,
+		Containers: []corev1.Container{{Name: "container1", Image: "busybox:1.28",
+			VolumeMounts: []corev1.VolumeMount{{Name: "vol1", MountPath: "/mnt/vol1"}}}},
+		Volumes: []corev1.Volume{{Name: "vol1", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "non-existent-d1e2"}}}},
+	}}
+	e.lcApply(&secret, false)
+
+	grace := func(name string, hook bool) *corev1.Pod {
+		p := &corev1.Pod{TypeMeta: metav1TypeMeta, ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: corev1.PodSpec{
+			TerminationGracePeriodSeconds: lcSeconds(30),
+			Containers:                    []corev1.Container{{Name: "busybox", Image: "busybox:1.28", Command: []string{"sleep", "10000"}}},
+		}}
+		if hook {
+			p.Spec.Containers[0].Lifecycle = &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{Exec: &corev1.ExecAction{Command: []string{"sleep", "10000"}}}}
+		}
+		return p
+	}
+	e.lcApply(grace("pod-termination-grace-period", false), false)
+	e.lcApply(grace("pod-termination-grace-period-prestop", true), false)
+
+	// The two grace-period pods are deleted in the background: each takes its 30 s.
+	type deleted struct {
+		name string
+		took time.Duration
+		r    result
+	}
+	results := make(chan deleted, 2)
+	for _, name := range []string{"pod-termination-grace-period", "pod-termination-grace-period-prestop"} {
+		e.waitPhase(name, corev1.PodRunning, time.Minute)
+		go func() {
+			start := time.Now()
+			r := e.podrun("delete", name)
+			results <- deleted{name, time.Since(start), r}
+		}()
+	}
+
+	e.waitFor("dont-hang-if-terminated-in-init", time.Minute, "running its first init container", func(p *corev1.Pod) bool {
+		s := p.Status.InitContainerStatuses
+		return p.Status.Phase == corev1.PodPending && len(s) > 0 && s[0].Started != nil && *s[0].Started && s[0].State.Running != nil
+	})
+	start := time.Now()
+	e.must("delete", "dont-hang-if-terminated-in-init", "--grace-period", "3")
+	if took := time.Since(start); took >= 5*time.Second {
+		t.Errorf("deleting the pod stopped in its first init container took %s, want < 5s (3 s grace + 2 s)", took)
+	}
+
+	e.waitFor("pod1", 20*time.Second, "ContainersReady False", func(p *corev1.Pod) bool {
+		for _, c := range p.Status.Conditions {
+			if c.Type == corev1.ContainersReady && c.Status == corev1.ConditionFalse {
+				return true
+			}
+		}
+		return false
+	})
+	start = time.Now()
+	e.must("delete", "pod1")
+	if took := time.Since(start); took > 10*time.Second {
+		t.Errorf("deleting the pod whose secret is missing took %s, want ≤ 10s", took)
+	}
+
+	for range 2 {
+		d := <-results
+		if d.r.code != 0 {
+			t.Errorf("delete %s: %s", d.name, d.r)
+		}
+		if d.took > 60*time.Second {
+			t.Errorf("delete %s took %s, want ≤ 30 s grace + 30 s", d.name, d.took)
+		}
+		t.Logf("delete %s took %s", d.name, d.took)
+	}
 }

@@ -90,6 +90,8 @@ type ctr struct {
 	// once the container has stopped): no other container of the pod starts
 	// or restarts meanwhile.
 	syncKill bool
+	// endHooks ends the current run's preStop hook when the run ends.
+	endHooks context.CancelFunc
 }
 
 // The phases of stopping a container (kuberuntime_container.go killContainer).
@@ -717,6 +719,10 @@ func (m *machine) handle(msg message) {
 		c.handle = nil
 		c.stopping = false
 		c.syncKill = false
+		if c.endHooks != nil {
+			c.endHooks()
+			c.endHooks = nil
+		}
 		c.stopPhase = 0
 		c.ran = true
 		x := msg.exit
@@ -872,10 +878,13 @@ func (m *machine) stopContainer(c *ctr, grace time.Duration, ordered bool) {
 	c.stopPhase = stopHook
 	target := m.target(c, h)
 	run := c.run
-	budget := time.Duration(c.stopGrace) * time.Second
+	// The container waits for the hook for at most the grace period
+	// (advanceStop), but the hook itself is not cut then: the kubelet's
+	// executePreStopHook only stops waiting, and an exec hook (ExecSync with
+	// no timeout) runs on until the container is killed.
+	ctx, cancel := context.WithCancel(m.ctx)
+	c.endHooks = cancel
 	go func() {
-		// The hook has the grace period (executePreStopHook).
-		ctx, cancel := context.WithTimeout(context.Background(), budget)
 		msg, err := probe.RunHandler(ctx, preStop, target)
 		cancel()
 		if err != nil {
