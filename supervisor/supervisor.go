@@ -881,8 +881,9 @@ func (m *machine) stopContainer(c *ctr, grace time.Duration, ordered bool) {
 	// The container waits for the hook for at most the grace period
 	// (advanceStop), but the hook itself is not cut then: the kubelet's
 	// executePreStopHook only stops waiting, and an exec hook (ExecSync with
-	// no timeout) runs on until the container is killed.
-	ctx, cancel := context.WithCancel(m.ctx)
+	// no timeout) runs on until the container is killed. Not m.ctx: that
+	// ends when the pod's deletion begins, and the hooks are part of it.
+	ctx, cancel := context.WithCancel(context.Background())
 	c.endHooks = cancel
 	go func() {
 		msg, err := probe.RunHandler(ctx, preStop, target)
