@@ -84,6 +84,14 @@ type ctr struct {
 	ordered   bool
 	// killAt is when a stopping container gets SIGKILL (once signalled).
 	killAt time.Time
+	// syncKill: the container is being stopped by the pod's sync itself (a
+	// failed liveness or startup probe, a failed postStart hook, a changed
+	// image), which the kubelet does inside SyncPod (killContainer returns
+	// once the container has stopped): no other container of the pod starts
+	// or restarts meanwhile.
+	syncKill bool
+	// endHooks ends the current run's preStop hook when the run ends.
+	endHooks context.CancelFunc
 }
 
 // The phases of stopping a container (kuberuntime_container.go killContainer).
@@ -313,6 +321,9 @@ func (m *machine) sync() {
 			}
 		}
 	}
+	if m.state == stateRunning && m.killingInSync() {
+		return // the kubelet's SyncPod is still in killContainer
+	}
 	if m.state == stateRunning && !m.initialized {
 		m.syncInit()
 	}
@@ -322,6 +333,18 @@ func (m *machine) sync() {
 	if m.state == stateTerminating {
 		m.syncTermination()
 	}
+}
+
+// killingInSync reports whether a container is being stopped by the pod's
+// sync (ctr.syncKill): SyncPod kills podContainerChanges.ContainersToKill one
+// by one, waiting for each (kuberuntime_manager.go), before it starts anything.
+func (m *machine) killingInSync() bool {
+	for _, c := range append(append([]*ctr{}, m.inits...), m.apps...) {
+		if c.syncKill && c.stopping && c.handle != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // syncInit walks the init containers in order (computeInitContainerActions):
@@ -684,6 +707,7 @@ func (m *machine) handle(msg message) {
 		if msg.hookErr != "" && c.handle != nil {
 			m.events.add("Warning", "FailedPostStartHook", m.object(c), "%s", msg.hookErr)
 			m.events.add("Normal", "Killing", m.object(c), "FailedPostStartHook")
+			c.syncKill = true
 			m.stopContainer(c, m.gracePeriod, false)
 		}
 	case msg.exit != nil:
@@ -694,6 +718,11 @@ func (m *machine) handle(msg message) {
 		c.postStartPending = false
 		c.handle = nil
 		c.stopping = false
+		c.syncKill = false
+		if c.endHooks != nil {
+			c.endHooks()
+			c.endHooks = nil
+		}
 		c.stopPhase = 0
 		c.ran = true
 		x := msg.exit
@@ -803,6 +832,7 @@ func (m *machine) handleProbe(c *ctr, u *probe.Update) {
 			grace = time.Duration(*g) * time.Second
 		}
 		m.events.add("Normal", "Killing", m.object(c), "Container %s failed %s probe, will be restarted", c.spec.Name, strings.ToLower(string(u.Kind)))
+		c.syncKill = true
 		m.stopContainer(c, grace, false)
 		return
 	}
@@ -848,10 +878,14 @@ func (m *machine) stopContainer(c *ctr, grace time.Duration, ordered bool) {
 	c.stopPhase = stopHook
 	target := m.target(c, h)
 	run := c.run
-	budget := time.Duration(c.stopGrace) * time.Second
+	// The container waits for the hook for at most the grace period
+	// (advanceStop), but the hook itself is not cut then: the kubelet's
+	// executePreStopHook only stops waiting, and an exec hook (ExecSync with
+	// no timeout) runs on until the container is killed. Not m.ctx: that
+	// ends when the pod's deletion begins, and the hooks are part of it.
+	ctx, cancel := context.WithCancel(context.Background())
+	c.endHooks = cancel
 	go func() {
-		// The hook has the grace period (executePreStopHook).
-		ctx, cancel := context.WithTimeout(context.Background(), budget)
 		msg, err := probe.RunHandler(ctx, preStop, target)
 		cancel()
 		if err != nil {
@@ -1085,6 +1119,7 @@ func (m *machine) update(p *corev1.Pod) {
 			}
 			c.changed = true
 			m.events.add("Normal", "Killing", m.object(c), "Container %s definition changed, will be restarted", c.spec.Name)
+			c.syncKill = true
 			m.stopContainer(c, m.gracePeriod, false)
 		}
 	}

@@ -842,3 +842,41 @@ func waitFor(t *testing.T, cond func() bool) {
 		t.Fatal("condition not met")
 	}
 }
+
+// A container killed by a failed liveness probe is killed inside the
+// kubelet's SyncPod: nothing else of the pod starts until it has stopped, so
+// an exited sidecar waits for the app container's preStop hook and grace
+// period (container_lifecycle_test.go: restartable init containers are not
+// restarted while the app container is in preStop).
+func TestSidecarWaitsForAnAppContainerKilledByItsProbe(t *testing.T) {
+	pod := testPod(corev1.RestartPolicyAlways, []string{"side"}, []string{"app"})
+	sidecar(pod, 0)
+	grace := int64(10)
+	pod.Spec.TerminationGracePeriodSeconds = &grace
+	pod.Spec.Containers[0].LivenessProbe = execProbe(1, 1)
+	pod.Spec.Containers[0].Lifecycle = &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{Exec: &corev1.ExecAction{Command: []string{"block"}}}}
+	h := newHarness(t, pod)
+	h.r.setExit("app", 1)
+	h.stepEach(2)
+	if st := h.m.byName["app"]; !st.stopping || st.stopPhase != stopHook {
+		t.Fatalf("app not in its preStop hook after the liveness probe failed; signals %v", h.r.sent())
+	}
+	h.exit("side", 1)
+	h.stepEach(5)
+	count := func() (n int) {
+		for _, s := range h.r.startOrder() {
+			if s == "side" {
+				n++
+			}
+		}
+		return n
+	}
+	if n := count(); n != 1 {
+		t.Fatalf("the sidecar was restarted while the app container ran its preStop hook (%d starts)", n)
+	}
+	h.r.setExit("app", 0)
+	h.stepEach(25) // the hook's 10 s, SIGTERM, the sidecar's backoff
+	if n := count(); n != 2 {
+		t.Fatalf("the sidecar was not restarted once the app container stopped (%d starts); signals %v", n, h.r.sent())
+	}
+}
