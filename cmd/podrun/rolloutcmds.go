@@ -123,11 +123,7 @@ func patchDeployments(c *cli.Context, verb, done string, change func(*appsv1.Dep
 			return nil
 		})
 		if err != nil {
-			if errdefs.IsNotFound(err) {
-				errs = append(errs, err)
-			} else {
-				errs = append(errs, fmt.Errorf("%s.%s %q %v", k.Plural, k.Group, name, err))
-			}
+			errs = append(errs, patchError(k, name, err))
 			continue
 		}
 		fmt.Printf("%s/%s %s\n", k.Resource(), name, done)
@@ -306,4 +302,14 @@ func revisionFor(l store.Layout, d *appsv1.Deployment, to int64) (*appsv1.Replic
 		return nil, fmt.Errorf("no rollout history found for deployment %q", d.Name)
 	}
 	return revs[nums[1]], nil
+}
+
+// patchError is the error of a rollout command's change to one object, as
+// kubectl prints it: a missing object's own message, else the resource, group
+// and name before the cause.
+func patchError(k *store.Kind, name string, err error) error {
+	if errdefs.IsNotFound(err) {
+		return err
+	}
+	return fmt.Errorf("%s.%s %q %v", k.Plural, k.Group, name, err)
 }

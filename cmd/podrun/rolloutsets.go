@@ -12,7 +12,6 @@ import (
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 
 	"github.com/podrun/podrun/controllers"
-	"github.com/podrun/podrun/internal/errdefs"
 	"github.com/podrun/podrun/store"
 )
 
@@ -64,11 +63,7 @@ func runRolloutRestart(c *cli.Context) error {
 			return nil
 		})
 		if err != nil {
-			if errdefs.IsNotFound(err) {
-				errs = append(errs, err)
-			} else {
-				errs = append(errs, fmt.Errorf("%s.%s %q %v", k.Plural, k.Group, name, err))
-			}
+			errs = append(errs, patchError(k, name, err))
 			continue
 		}
 		fmt.Printf("%s/%s restarted\n", k.Resource(), name)
