@@ -61,8 +61,9 @@ type ctr struct {
 	// like the kubelet, a sidecar does not count as started before it has.
 	postStartPending bool
 	ran              bool // a run has ended or failed to start
-	// changed: the container's image was updated; it is being stopped to be
-	// started again with the new one, whatever the restart policy.
+	// changed: the container is being stopped to be started again whatever
+	// the restart policy and its exit code: its image was updated, or (unless
+	// the policy is Never) its liveness or startup probe failed.
 	changed bool
 	// completed: a plain init container succeeded in this incarnation of the pod.
 	completed bool
@@ -831,7 +832,15 @@ func (m *machine) handleProbe(c *ctr, u *probe.Update) {
 		if g := u.TerminationGracePeriodSeconds; g != nil {
 			grace = time.Duration(*g) * time.Second
 		}
-		m.events.add("Normal", "Killing", m.object(c), "Container %s failed %s probe, will be restarted", c.spec.Name, strings.ToLower(string(u.Kind)))
+		// computePodActions: the container is killed and, unless the policy
+		// is Never, started again whatever its exit code (restart :=
+		// shouldRestartOnFailure(pod); ContainersToStart).
+		msg := fmt.Sprintf("Container %s failed %s probe", c.spec.Name, strings.ToLower(string(u.Kind)))
+		if c.sidecar || m.pod.Spec.RestartPolicy != corev1.RestartPolicyNever {
+			msg += ", will be restarted"
+			c.changed = true
+		}
+		m.events.add("Normal", "Killing", m.object(c), "%s", msg)
 		c.syncKill = true
 		m.stopContainer(c, grace, false)
 		return

@@ -3,6 +3,7 @@ package supervisor
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -597,6 +598,39 @@ func TestLivenessFailureRestartsTheContainer(t *testing.T) {
 	}
 	if rc := h.state("app").RestartCount; rc != 1 {
 		t.Fatalf("restartCount %d", rc)
+	}
+}
+
+// A container its liveness probe killed is started again whatever its exit
+// code unless the policy is Never, as computePodActions does (restart :=
+// shouldRestartOnFailure(pod)), and the Killing event says so only then.
+func TestLivenessKillRestartsWhateverTheExitCodeUnlessNever(t *testing.T) {
+	for _, policy := range []corev1.RestartPolicy{corev1.RestartPolicyOnFailure, corev1.RestartPolicyNever} {
+		t.Run(string(policy), func(t *testing.T) {
+			pod := testPod(policy, nil, []string{"app"})
+			pod.Spec.Containers[0].LivenessProbe = execProbe(1, 1)
+			h := newHarness(t, pod)
+			h.r.handle(t, "app").sigterm = false // exits 0 by itself below
+			h.r.setExit("app", 1)
+			h.stepEach(2)
+			if c := h.m.byName["app"]; !c.stopping {
+				t.Fatalf("app not stopping after its liveness probe failed; signals %v", h.r.sent())
+			}
+			h.exit("app", 0) // it handles SIGTERM and exits 0
+			h.stepEach(15)
+			starts, want := len(h.r.startOrder()), 2
+			msg := "Container app failed liveness probe, will be restarted"
+			if policy == corev1.RestartPolicyNever {
+				want, msg = 1, "Container app failed liveness probe\""
+			}
+			if starts < want || policy == corev1.RestartPolicyNever && starts != 1 {
+				t.Fatalf("%d starts, want %d", starts, want)
+			}
+			events, err := os.ReadFile(h.m.events.path)
+			if err != nil || !strings.Contains(string(events), msg) {
+				t.Fatalf("events %s (%v): want %q", events, err, msg)
+			}
+		})
 	}
 }
 
