@@ -8,9 +8,9 @@
 // <RunRoot>/netns/<podID>, the host veth name derived from the ID, the nft
 // rules carrying the ID in their comment, the state file
 // <StateDir>/pods/<podID>.json), so Teardown works from any process, after a
-// crash, after a half-finished Setup, and when called twice.
+// crash, after a half-finished Prepare or Connect, and when called twice.
 //
-// Processes coordinate through one file lock per StateDir: Setup and Teardown
+// Processes coordinate through one file lock per StateDir: Prepare, Connect and Teardown
 // hold it for their whole run, which serialises IP allocation, bridge
 // creation and removal, and changes to the nftables table.
 package network
@@ -63,8 +63,8 @@ type Config struct {
 	// Subnet is the pod subnet in CIDR form; "" means DefaultSubnet.
 	Subnet string
 
-	// failAt makes Setup fail after the named step; tests use it to prove that
-	// a Setup failing half-way leaves nothing behind.
+	// failAt makes Prepare or Connect fail after the named step; tests use it to prove that
+	// a setup failing half-way leaves nothing behind.
 	failAt string
 }
 
@@ -76,7 +76,7 @@ type PortMapping struct {
 	HostIP        string // "" or 0.0.0.0: every host address, including 127.0.0.1
 }
 
-// Request describes the pod whose network Setup builds.
+// Request describes the pod whose network Prepare and Connect build.
 type Request struct {
 	PodID           string // metadata.uid
 	Namespace, Name string
@@ -238,21 +238,6 @@ func portsConflict(a, b port) bool {
 		(a.HostIP == "" || b.HostIP == "" || a.HostIP == b.HostIP)
 }
 
-// Setup builds the network sandbox of a pod: Prepare, then Connect. For
-// hostNetwork pods it creates nothing and reports the host's address. If
-// Setup fails, it removes what it made; if the pod already has a network (a
-// crashed supervisor's), that is torn down first.
-func Setup(ctx context.Context, cfg Config, req Request) (*Result, error) {
-	res, p, err := Prepare(ctx, cfg, req)
-	if err != nil {
-		return nil, err
-	}
-	if err := p.Connect(ctx); err != nil {
-		return nil, err
-	}
-	return res, nil
-}
-
 // Pending is a pod network that Prepare made and Connect has not finished:
 // its namespace and address exist, its veth and rules not yet.
 type Pending struct {
@@ -342,7 +327,7 @@ func (r resolved) step(ctx context.Context, name string) error {
 }
 
 func prepareLocked(ctx context.Context, r resolved, req Request, ports []port) (*Result, *Pending, error) {
-	// An earlier Setup of this pod (a supervisor that crashed, a pod being
+	// An earlier setup of this pod (a supervisor that crashed, a pod being
 	// re-created) may have left things behind: start clean.
 	if _, err := removePodLocked(r, req.PodID); err != nil {
 		return nil, nil, fmt.Errorf("removing the pod's previous network: %w", err)
@@ -442,11 +427,11 @@ func (p *Pending) connectLocked(ctx context.Context) error {
 	return r.step(ctx, "done")
 }
 
-// Teardown removes everything Setup made for the pod: its nftables rules,
+// Teardown removes everything Prepare and Connect made for the pod: its nftables rules,
 // the veth pair, the network namespace (unmounted and its file removed) and
 // its IP address; with the last pod gone it also removes podrun's nftables
-// table and the bridge podrun created. It needs nothing from the Setup call:
-// it works from another process, after a crash, after a failed Setup, and
+// table and the bridge podrun created. It needs nothing from those calls:
+// it works from another process, after a crash, after a failed setup, and
 // when nothing is left (a second call is a no-op).
 func Teardown(cfg Config, podID string) error {
 	if err := validatePodID(podID); err != nil {
@@ -485,7 +470,7 @@ func removePodLocked(r resolved, podID string) (string, error) {
 	table := r.table
 	nsPath := r.netnsPath(podID)
 	if st != nil {
-		// Trust what Setup recorded over the current config: the user may
+		// Trust what Prepare recorded over the current config: the user may
 		// have changed the flags since.
 		table = st.Table
 		nsPath = st.NetNSPath

@@ -1020,3 +1020,19 @@ func TestSetupWithCanceledContext(t *testing.T) {
 	e.assertPodGone(id)
 	e.assertAllGone()
 }
+
+// Setup is what the supervisor does in two steps, Prepare then Connect
+// (with the containers created between), in one call for these tests. For
+// hostNetwork pods it creates nothing and reports the host's address. If
+// Setup fails, it removes what it made; if the pod already has a network (a
+// crashed supervisor's), that is torn down first.
+func Setup(ctx context.Context, cfg Config, req Request) (*Result, error) {
+	res, p, err := Prepare(ctx, cfg, req)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.Connect(ctx); err != nil {
+		return nil, err
+	}
+	return res, nil
+}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/podrun/podrun/controllers"
 	"github.com/podrun/podrun/internal/errdefs"
@@ -187,29 +188,50 @@ func runRolloutHistory(c *cli.Context) error {
 			}
 			tmpl.Annotations[controllers.ChangeCauseAnnotation] = cause
 		}
-		fmt.Printf("%swith revision #%d\n", head, rev)
-		w := historyTabWriter()
-		describePodTemplate(w, tmpl)
-		if err := w.Flush(); err != nil {
-			return err
-		}
-		fmt.Println()
-		return nil
+		return printRevision(head, rev, tmpl)
 	}
 	var nums []int64
 	for r := range revs {
 		nums = append(nums, r)
 	}
 	sort.Slice(nums, func(i, j int) bool { return nums[i] < nums[j] })
+	rows := make([]historyRow, 0, len(nums))
+	for _, r := range nums {
+		rows = append(rows, historyRow{r, revs[r].Annotations[controllers.ChangeCauseAnnotation]})
+	}
+	return printHistory(head, rows)
+}
+
+// printRevision prints one revision's pod template as `kubectl rollout
+// history --revision N` does: "<kind>/<name> with revision #N" and the template.
+func printRevision(head string, rev int64, tmpl *corev1.PodTemplateSpec) error {
+	fmt.Printf("%swith revision #%d\n", head, rev)
+	w := historyTabWriter()
+	describePodTemplate(w, tmpl)
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	fmt.Println()
+	return nil
+}
+
+// historyRow is one line of the rollout history table.
+type historyRow struct {
+	rev   int64
+	cause string // the change-cause annotation, "" for none
+}
+
+// printHistory prints kubectl's rollout history table of rows, in order.
+func printHistory(head string, rows []historyRow) error {
 	fmt.Printf("%s\n", head)
 	w := historyTabWriter()
 	fmt.Fprintf(w, "REVISION\tCHANGE-CAUSE\n")
-	for _, r := range nums {
-		cause := revs[r].Annotations[controllers.ChangeCauseAnnotation]
+	for _, r := range rows {
+		cause := r.cause
 		if cause == "" {
 			cause = "<none>"
 		}
-		fmt.Fprintf(w, "%s\t%s\n", strconv.FormatInt(r, 10), cause)
+		fmt.Fprintf(w, "%s\t%s\n", strconv.FormatInt(r.rev, 10), cause)
 	}
 	if err := w.Flush(); err != nil {
 		return err

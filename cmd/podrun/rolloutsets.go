@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -98,32 +97,15 @@ func setHistory(c *cli.Context, k *store.Kind, name string) error {
 			if err != nil {
 				return failed("%v", err)
 			}
-			fmt.Printf("%swith revision #%d\n", head, rev)
-			w := historyTabWriter()
-			describePodTemplate(w, tmpl)
-			if err := w.Flush(); err != nil {
-				return err
-			}
-			fmt.Println()
-			return nil
+			return printRevision(head, rev, tmpl)
 		}
 		return failed("unable to find the specified revision")
 	}
-	fmt.Printf("%s\n", head)
-	w := historyTabWriter()
-	fmt.Fprintf(w, "REVISION\tCHANGE-CAUSE\n")
+	rows := make([]historyRow, 0, len(revs))
 	for _, r := range revs {
-		cause := r.Annotations[controllers.ChangeCauseAnnotation]
-		if cause == "" {
-			cause = "<none>"
-		}
-		fmt.Fprintf(w, "%s\t%s\n", strconv.FormatInt(r.Revision, 10), cause)
+		rows = append(rows, historyRow{r.Revision, r.Annotations[controllers.ChangeCauseAnnotation]})
 	}
-	if err := w.Flush(); err != nil {
-		return err
-	}
-	fmt.Println()
-	return nil
+	return printHistory(head, rows)
 }
 
 // setUndo is the DaemonSet/StatefulSet rollbacker: the template of the
