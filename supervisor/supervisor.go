@@ -485,6 +485,9 @@ func (m *machine) requestDelete(grace time.Duration) {
 	if !m.deleting {
 		m.deleting = true
 		now := metav1.NewTime(m.clock.Now())
+		if m.pod.DeletionTimestamp == nil && m.pod.Generation > 0 {
+			m.pod.Generation++ // rest.BeforeDelete: a graceful deletion is a new generation
+		}
 		m.pod.DeletionTimestamp = &now
 		secs := int64(grace / time.Second)
 		m.pod.DeletionGracePeriodSeconds = &secs
@@ -1077,6 +1080,13 @@ func (m *machine) podStatus() corev1.PodStatus {
 		s.Reason, s.Message = ReasonEvicted, m.evicted
 	}
 	s.Conditions = podConditions(m.pod, m.status.Conditions, all, s.Phase, m.sandboxReady, metav1.NewTime(m.clock.Now()))
+	// The generation of the spec this status is about, on the status and on
+	// every condition (PodObservedGenerationTracking: the kubelet's
+	// generateAPIPodStatus and podutil.CalculatePodConditionObservedGeneration).
+	s.ObservedGeneration = m.pod.Generation
+	for i := range s.Conditions {
+		s.Conditions[i].ObservedGeneration = m.pod.Generation
+	}
 	m.status.Conditions = s.Conditions
 	m.status.Phase = s.Phase
 	return s
@@ -1129,6 +1139,7 @@ func (m *machine) run(publish func(corev1.PodStatus), deletes <-chan time.Durati
 // recorded (it has run; it runs with it when the pod runs again).
 func (m *machine) update(p *corev1.Pod) {
 	m.pod.Labels, m.pod.Annotations = p.Labels, p.Annotations
+	m.pod.Generation = p.Generation
 	m.pod.Spec.ActiveDeadlineSeconds = p.Spec.ActiveDeadlineSeconds
 	m.pod.Spec.Tolerations = p.Spec.Tolerations
 	apply := func(list []*ctr, specs []corev1.Container) {
