@@ -150,3 +150,43 @@ spec:
 	check("graceful deletion", 5)
 	e.must("delete", "pod", "gen", "--force")
 }
+
+// test/e2e/node/pods.go "pod with negative grace period": the API server
+// warns about a negative terminationGracePeriodSeconds and stores 1, on
+// create and on update.
+func TestNegativeGracePeriodIsStoredAsOne(t *testing.T) {
+	e := newEnv(t)
+	manifest := func(label string) string {
+		return `
+apiVersion: v1
+kind: Pod
+metadata: {name: neg, labels: {v: "` + label + `"}}
+spec:
+  terminationGracePeriodSeconds: -1
+  restartPolicy: OnFailure
+  containers:
+  - {name: foo, image: busybox:1.28, command: ['/bin/sh', '-c', 'sleep 10000']}
+`
+	}
+	r := e.apply(manifest("1"))
+	if !strings.Contains(r.stderr, "Warning: spec.terminationGracePeriodSeconds: must be >= 0; negative values are invalid and will be treated as 1") {
+		t.Errorf("no warning: %s", r)
+	}
+	grace := func() int64 {
+		p := e.pod("neg")
+		if p.Spec.TerminationGracePeriodSeconds == nil {
+			t.Fatal("terminationGracePeriodSeconds is nil")
+		}
+		return *p.Spec.TerminationGracePeriodSeconds
+	}
+	if g := grace(); g != 1 {
+		t.Fatalf("stored terminationGracePeriodSeconds %d, want 1", g)
+	}
+	if r := e.apply(manifest("2")); r.stdout != "pod/neg configured\n" {
+		t.Fatalf("update with a negative grace period: %s", r)
+	}
+	if g := grace(); g != 1 {
+		t.Fatalf("terminationGracePeriodSeconds %d after the update, want 1", g)
+	}
+	e.must("delete", "pod", "neg", "--force")
+}

@@ -274,6 +274,10 @@ func applyLocked(l store.Layout, plan *podspec.Plan, opts ApplyOptions) (*ApplyR
 	now := metav1.Now()
 	pod.CreationTimestamp = now
 	pod.Generation = 1 // podStrategy.PrepareForCreate: a new pod is generation 1, whatever was asked
+	if g := pod.Spec.TerminationGracePeriodSeconds; g != nil && *g < 0 {
+		one := int64(1)
+		pod.Spec.TerminationGracePeriodSeconds = &one // the API server stores a negative grace period as 1 (its warning says so)
+	}
 	if pod.Spec.NodeName == "" {
 		// What the scheduler would do: this host is the only node.
 		pod.Spec.NodeName, _ = os.Hostname()
