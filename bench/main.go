@@ -33,6 +33,7 @@ type config struct {
 	dnsquery     string
 	dnsQueries   int
 	servicesOnly bool
+	startOnly    bool
 }
 
 func main() {
@@ -48,6 +49,7 @@ func main() {
 	flag.StringVar(&c.dnsquery, "dnsquery", "", "the static dnsquery client (go build ./bench/dnsquery with CGO_ENABLED=0) for the Services benchmark")
 	flag.IntVar(&c.dnsQueries, "dns-queries", 10000, "DNS queries of the Services benchmark")
 	flag.BoolVar(&c.servicesOnly, "services-only", false, "run only the Services benchmark")
+	flag.BoolVar(&c.startOnly, "start-only", false, "run only the pod start benchmark (and runc's runs beside it)")
 	flag.Parse()
 	c.logBytes = logMiB << 20
 	if os.Geteuid() != 0 {
@@ -248,6 +250,10 @@ func measure(c config, r *results) error {
 	progress("pod start, %d runs", c.runs)
 	if r.start, err = podStart(e, c.runs, afterStart); err != nil {
 		return err
+	}
+	if c.startOnly {
+		r.loadEnd = loadAverage()
+		return nil
 	}
 	progress("one container running true, %d runs", c.runs)
 	if r.once, err = perContainer(e, c.runs, afterOnce); err != nil {

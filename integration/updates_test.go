@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -94,4 +95,98 @@ spec: {selector: {app: v2}, ports: [{port: 80}]}
 	if r := e.must("apply", e.manifest(updatePod("v3", "busybox:1.28", "")), "--force"); r.stdout != "pod/upd replaced\n" {
 		t.Fatalf("apply --force: %s", r)
 	}
+}
+
+// test/e2e/node/pods.go "Pod Generation": a new pod is generation 1 whatever
+// the manifest says; a spec update (tolerations, deadline, an image) is a
+// new generation, metadata and a client-set generation are not; a graceful
+// deletion is one more. The kubelet reports the generation it acted on as
+// status.observedGeneration and on its conditions.
+func TestPodGeneration(t *testing.T) {
+	e := newEnv(t)
+	e.must("load", "-i", testImage, "--tag", "busybox:other")
+	manifest := func(meta, spec, image string) string {
+		return `
+apiVersion: v1
+kind: Pod
+metadata: {name: gen, generation: 100` + meta + `}
+spec:
+  terminationGracePeriodSeconds: 60
+` + spec + `  initContainers:
+  - {name: init, image: busybox:1.28, command: ['true']}
+  containers:
+  - {name: c, image: ` + image + `, command: ['sleep', '3600']}
+`
+	}
+	check := func(step string, want int64) {
+		t.Helper()
+		p := e.waitFor("gen", 30*time.Second, fmt.Sprintf("observed generation %d", want), func(p *corev1.Pod) bool {
+			return p.Status.ObservedGeneration == want
+		})
+		if p.Generation != want {
+			t.Fatalf("%s: generation %d, want %d", step, p.Generation, want)
+		}
+		for _, c := range p.Status.Conditions {
+			if c.ObservedGeneration != want {
+				t.Errorf("%s: condition %s observedGeneration %d, want %d", step, c.Type, c.ObservedGeneration, want)
+			}
+		}
+	}
+	e.apply(manifest("", "", "busybox:1.28"), "--wait")
+	check("created", 1)
+	e.apply(manifest("", "", "busybox:1.28"))
+	check("empty update", 1)
+	tolerations := "  tolerations: [{key: foo, operator: Equal, value: bar, effect: NoSchedule}]\n"
+	e.apply(manifest("", tolerations, "busybox:1.28"))
+	check("tolerations", 2)
+	deadline := tolerations + "  activeDeadlineSeconds: 5000\n"
+	e.apply(manifest("", deadline, "busybox:1.28"))
+	check("activeDeadlineSeconds", 3)
+	e.apply(manifest("", deadline, "busybox:other"))
+	check("container image", 4)
+	e.apply(manifest(", annotations: {key: value}", deadline, "busybox:other"))
+	check("annotations", 4)
+	e.must("delete", "pod", "gen", "--wait=false")
+	check("graceful deletion", 5)
+	e.must("delete", "pod", "gen", "--force")
+}
+
+// test/e2e/node/pods.go "pod with negative grace period": the API server
+// warns about a negative terminationGracePeriodSeconds and stores 1, on
+// create and on update.
+func TestNegativeGracePeriodIsStoredAsOne(t *testing.T) {
+	e := newEnv(t)
+	manifest := func(label string) string {
+		return `
+apiVersion: v1
+kind: Pod
+metadata: {name: neg, labels: {v: "` + label + `"}}
+spec:
+  terminationGracePeriodSeconds: -1
+  restartPolicy: OnFailure
+  containers:
+  - {name: foo, image: busybox:1.28, command: ['/bin/sh', '-c', 'sleep 10000']}
+`
+	}
+	r := e.apply(manifest("1"))
+	if !strings.Contains(r.stderr, "Warning: spec.terminationGracePeriodSeconds: must be >= 0; negative values are invalid and will be treated as 1") {
+		t.Errorf("no warning: %s", r)
+	}
+	grace := func() int64 {
+		p := e.pod("neg")
+		if p.Spec.TerminationGracePeriodSeconds == nil {
+			t.Fatal("terminationGracePeriodSeconds is nil")
+		}
+		return *p.Spec.TerminationGracePeriodSeconds
+	}
+	if g := grace(); g != 1 {
+		t.Fatalf("stored terminationGracePeriodSeconds %d, want 1", g)
+	}
+	if r := e.apply(manifest("2")); r.stdout != "pod/neg configured\n" {
+		t.Fatalf("update with a negative grace period: %s", r)
+	}
+	if g := grace(); g != 1 {
+		t.Fatalf("terminationGracePeriodSeconds %d after the update, want 1", g)
+	}
+	e.must("delete", "pod", "neg", "--force")
 }

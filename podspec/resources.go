@@ -92,6 +92,21 @@ func EffectiveLimits(pod *corev1.Pod) corev1.ResourceList {
 	return limits
 }
 
+// SummedLimits is component-helpers' resource.PodLimits: every limit any
+// container sets, aggregated as the pod's requests are, plus the pod overhead
+// for the resources that have a limit. The kubelet's eviction manager
+// compares a pod's ephemeral-storage use with it.
+func SummedLimits(pod *corev1.Pod) corev1.ResourceList {
+	limits := aggregate(pod, func(c *corev1.Container) corev1.ResourceList { return c.Resources.Limits })
+	for name, q := range pod.Spec.Overhead {
+		if v, ok := limits[name]; ok {
+			v.Add(q)
+			limits[name] = v
+		}
+	}
+	return limits
+}
+
 // allContainersLimit reports whether every init and app container has a
 // non-zero limit for the resource (a zero limit means "no limit" to the kubelet).
 func allContainersLimit(pod *corev1.Pod, name corev1.ResourceName) bool {

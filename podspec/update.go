@@ -49,6 +49,10 @@ func DiffPodUpdate(old, updated *corev1.Pod) (PodUpdate, error) {
 	specPath := field.NewPath("spec")
 	u.Meta = !equality.Semantic.DeepEqual(old.Labels, updated.Labels) || !equality.Semantic.DeepEqual(old.Annotations, updated.Annotations)
 	munged := updated.Spec.DeepCopy()
+	// A negative grace period is stored as 1, on update as on create.
+	if g := munged.TerminationGracePeriodSeconds; g != nil && *g < 0 {
+		munged.TerminationGracePeriodSeconds = ptrTo(int64(1))
+	}
 	// What the API server (the scheduler) set on the stored pod stays.
 	if munged.NodeName == "" {
 		munged.NodeName = old.Spec.NodeName
@@ -98,10 +102,14 @@ func DiffPodUpdate(old, updated *corev1.Pod) (PodUpdate, error) {
 		}
 		munged.ActiveDeadlineSeconds = o
 	}
-	// Tolerations may only be added to.
-	if !reflect.DeepEqual(old.Spec.Tolerations, munged.Tolerations) && len(munged.Tolerations) > len(old.Spec.Tolerations) &&
-		equality.Semantic.DeepEqual(old.Spec.Tolerations, munged.Tolerations[:len(old.Spec.Tolerations)]) {
-		u.Tolerations = true
+	// Tolerations may only be added to, in any place; an existing one may
+	// change only its tolerationSeconds (validateOnlyAddedTolerations).
+	if !equality.Semantic.DeepEqual(old.Spec.Tolerations, munged.Tolerations) {
+		if onlyAddedTolerations(munged.Tolerations, old.Spec.Tolerations) {
+			u.Tolerations = true
+		} else {
+			errs = append(errs, field.Forbidden(specPath.Child("tolerations"), "existing toleration can not be modified except its tolerationSeconds"))
+		}
 		munged.Tolerations = old.Spec.Tolerations
 	}
 	if !equality.Semantic.DeepEqual(*munged, old.Spec) {
@@ -112,6 +120,26 @@ func DiffPodUpdate(old, updated *corev1.Pod) (PodUpdate, error) {
 		return PodUpdate{}, fmt.Errorf("The Pod %q is invalid: %s", updated.Name, errs.ToAggregate().Error())
 	}
 	return u, nil
+}
+
+// onlyAddedTolerations is validateOnlyAddedTolerations' test: every old
+// toleration is among the new ones, tolerationSeconds aside.
+func onlyAddedTolerations(newList, oldList []corev1.Toleration) bool {
+	for _, o := range oldList {
+		found := false
+		for _, n := range newList {
+			c := o
+			c.TolerationSeconds = n.TolerationSeconds
+			if reflect.DeepEqual(c, n) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
 }
 
 // ApplyPodUpdate returns old with the update of DiffPodUpdate made: the new
@@ -131,5 +159,10 @@ func ApplyPodUpdate(old, updated *corev1.Pod) *corev1.Pod {
 	}
 	out.Spec.ActiveDeadlineSeconds = updated.Spec.ActiveDeadlineSeconds
 	out.Spec.Tolerations = updated.Spec.Tolerations
+	// podStrategy's updatePodGeneration: a changed spec is a new generation;
+	// metadata alone is not, and a generation the client set is ignored.
+	if !equality.Semantic.DeepEqual(out.Spec, old.Spec) {
+		out.Generation = old.Generation + 1
+	}
 	return out
 }

@@ -45,6 +45,15 @@ func TestDiffPodUpdate(t *testing.T) {
 			err:    "must not update from a positive integer to nil value"},
 		{name: "tolerations added", change: func(p *corev1.Pod) { p.Spec.Tolerations = []corev1.Toleration{{Key: "k", Operator: "Exists"}} },
 			want: PodUpdate{Tolerations: true}},
+		{name: "toleration added before the existing ones, one's seconds changed", old: func(p *corev1.Pod) {
+			p.Spec.Tolerations = []corev1.Toleration{{Key: "t", Operator: "Exists", Effect: "NoExecute", TolerationSeconds: i64(300)}}
+		}, change: func(p *corev1.Pod) {
+			p.Spec.Tolerations = []corev1.Toleration{{Key: "k", Operator: "Exists"}, {Key: "t", Operator: "Exists", Effect: "NoExecute", TolerationSeconds: i64(60)}}
+		}, want: PodUpdate{Tolerations: true}},
+		{name: "toleration removed", old: func(p *corev1.Pod) {
+			p.Spec.Tolerations = []corev1.Toleration{{Key: "t", Operator: "Exists"}}
+		}, change: func(p *corev1.Pod) { p.Spec.Tolerations = []corev1.Toleration{{Key: "k", Operator: "Exists"}} },
+			err: `The Pod "p" is invalid: spec.tolerations: Forbidden: existing toleration can not be modified except its tolerationSeconds`},
 		{name: "command", change: func(p *corev1.Pod) { p.Spec.Containers[0].Command = []string{"sh"} },
 			err: "The Pod \"p\" is invalid: spec: Forbidden: pod updates may not change fields other than `spec.containers[*].image`,`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to existing tolerations),`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)"},
 		{name: "a container more", change: func(p *corev1.Pod) {

@@ -103,6 +103,9 @@ func SetupSandbox(ctx context.Context, l store.Layout, paths store.PodPaths, pla
 // Network is what the network package set up for the pod.
 func (sb *sandbox) Network() *network.Result { return sb.net }
 
+// Volumes are the pod's volumes as set up on the host.
+func (sb *sandbox) Volumes() []volumes.Volume { return sb.volumes.Volumes() }
+
 // TeardownSandbox releases everything the pod's sandbox holds; it works from
 // the record alone and again after a crash.
 func TeardownSandbox(l store.Layout, paths store.PodPaths, uid string) error {

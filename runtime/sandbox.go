@@ -112,6 +112,28 @@ func setupSandbox(ctx context.Context, l store.Layout, paths store.PodPaths, pla
 		return nil, fmt.Errorf("creating the pod cgroup: %w", err)
 	}
 
+	// The volumes before the network, as the kubelet's SyncPod waits for
+	// them (WaitForAttachAndMount) before it creates the sandbox: a volume
+	// that cannot be set up yet (FailedMount, retried) costs no network.
+	// Their downward API fields are metadata only (validation), no address.
+	var volNotes []string
+	sb.claimPath = ClaimPath(l, pod.Namespace)
+	sb.volumes, volNotes, err = volumes.Setup(pod, volumes.Options{
+		PodDir:    paths.Dir,
+		MemoryDir: paths.RunDir, // Secret values stay in memory, off --root
+		Objects:   volumes.Objects{ConfigMaps: plan.ConfigMaps, Secrets: plan.Secrets},
+		Fields:    fieldResolver{plan: plan, rt: sb.runtimeInfo()},
+		// emptyDir medium Memory is sized from node allocatable memory (calculateEmptyDirMemorySize).
+		NodeAllocatableMemory: sb.allocatable.Memory().Value(),
+		ClaimPath:             sb.claimPath,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("setting up volumes: %w", err)
+	}
+	for _, n := range volNotes {
+		notes(n)
+	}
+
 	// The namespace and address now, the veth and rules in ConnectNetwork:
 	// the containers created ahead need only the namespace.
 	sb.net, sb.netPending, err = network.Prepare(ctx, networkConfig(l), network.Request{
@@ -176,23 +198,6 @@ func setupSandbox(ctx context.Context, l store.Layout, paths store.PodPaths, pla
 		}
 	}
 
-	var volNotes []string
-	sb.claimPath = ClaimPath(l, pod.Namespace)
-	sb.volumes, volNotes, err = volumes.Setup(pod, volumes.Options{
-		PodDir:    paths.Dir,
-		MemoryDir: paths.RunDir, // Secret values stay in memory, off --root
-		Objects:   volumes.Objects{ConfigMaps: plan.ConfigMaps, Secrets: plan.Secrets},
-		Fields:    fieldResolver{plan: plan, rt: sb.runtimeInfo()},
-		// emptyDir medium Memory is sized from node allocatable memory (calculateEmptyDirMemorySize).
-		NodeAllocatableMemory: sb.allocatable.Memory().Value(),
-		ClaimPath:             sb.claimPath,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("setting up volumes: %w", err)
-	}
-	for _, n := range volNotes {
-		notes(n)
-	}
 	return sb, nil
 }
 
@@ -206,7 +211,11 @@ func (sb *sandbox) ConnectNetwork(ctx context.Context) error {
 
 func (sb *sandbox) runtimeInfo() podspec.RuntimeInfo {
 	host, _ := os.Hostname()
-	return podspec.RuntimeInfo{PodIP: sb.net.PodIP, PodIPs: sb.net.PodIPs, HostIP: sb.net.HostIP, NodeName: host, Hostname: sb.hostname, NodeAllocatable: sb.allocatable}
+	rt := podspec.RuntimeInfo{NodeName: host, Hostname: sb.hostname, NodeAllocatable: sb.allocatable}
+	if sb.net != nil { // not yet while the volumes are set up
+		rt.PodIP, rt.PodIPs, rt.HostIP = sb.net.PodIP, sb.net.PodIPs, sb.net.HostIP
+	}
+	return rt
 }
 
 // nodeAllocatable is what a kubelet with its default settings reports as the

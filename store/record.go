@@ -262,6 +262,9 @@ func LoadRecord(l Layout, dir string) (*Record, error) {
 		del := r.Request.Delete
 		r.Pod.DeletionTimestamp = &del.Timestamp
 		r.Pod.DeletionGracePeriodSeconds = &del.GracePeriodSeconds
+		if r.Pod.Generation > 0 {
+			r.Pod.Generation++ // rest.BeforeDelete: a graceful deletion is a new generation
+		}
 	}
 	return r, nil
 }

@@ -273,6 +273,11 @@ func applyLocked(l store.Layout, plan *podspec.Plan, opts ApplyOptions) (*ApplyR
 	pod.UID = types.UID(uuid.NewString())
 	now := metav1.Now()
 	pod.CreationTimestamp = now
+	pod.Generation = 1 // podStrategy.PrepareForCreate: a new pod is generation 1, whatever was asked
+	if g := pod.Spec.TerminationGracePeriodSeconds; g != nil && *g < 0 {
+		one := int64(1)
+		pod.Spec.TerminationGracePeriodSeconds = &one // the API server stores a negative grace period as 1 (its warning says so)
+	}
 	if pod.Spec.NodeName == "" {
 		// What the scheduler would do: this host is the only node.
 		pod.Spec.NodeName, _ = os.Hostname()
@@ -288,8 +293,8 @@ func applyLocked(l store.Layout, plan *podspec.Plan, opts ApplyOptions) (*ApplyR
 	if !admitted {
 		pod.Status = corev1.PodStatus{
 			Phase: corev1.PodFailed, Reason: podspec.ReasonSysctlForbidden, Message: "Pod was rejected: " + rejected,
-			QOSClass: plan.QOS, StartTime: &now,
-			Conditions: []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: now}},
+			QOSClass: plan.QOS, StartTime: &now, ObservedGeneration: pod.Generation,
+			Conditions: []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: now, ObservedGeneration: pod.Generation}},
 		}
 	}
 	objs := &store.Objects{}

@@ -230,6 +230,9 @@ func Supervise(l store.Layout, rec *store.Record, opts SuperviseOptions) error {
 		defer close(synced)
 		syncVolumes(l, sb, paths, plan, set.SyncFrequency.Duration, metaUpdates, stopSync, events, log)
 	}()
+	if limits, ok := localStorageLimits(plan.Pod, sb.Volumes(), paths); ok {
+		go monitorLocalStorage(limits, m, stopSync)
+	}
 	m.run(pub.publish, deletes, restarts, updates)
 	runner.DiscardAhead()
 	close(stopSync)

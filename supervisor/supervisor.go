@@ -125,6 +125,8 @@ type message struct {
 	// preStopDone: the preStop hook returned; output: the run wrote output.
 	preStopDone bool
 	output      bool
+	// evict: the eviction manager evicts the pod with this message (no c).
+	evict string
 }
 
 // podState is the pod's lifecycle as the supervisor drives it.
@@ -171,6 +173,11 @@ type machine struct {
 	status       corev1.PodStatus
 	sandboxReady bool
 	ctx          context.Context
+	// evicted is the message of the pod's eviction (evict), "" if none;
+	// killGrace is then its grace period override, between a container's
+	// stop signal and SIGKILL.
+	evicted   string
+	killGrace time.Duration
 }
 
 func newMachine(ctx context.Context, pod *corev1.Pod, runner containerRunner, clk clock.Clock, events *eventLog, bo *backoff) *machine {
@@ -478,6 +485,9 @@ func (m *machine) requestDelete(grace time.Duration) {
 	if !m.deleting {
 		m.deleting = true
 		now := metav1.NewTime(m.clock.Now())
+		if m.pod.DeletionTimestamp == nil && m.pod.Generation > 0 {
+			m.pod.Generation++ // rest.BeforeDelete: a graceful deletion is a new generation
+		}
 		m.pod.DeletionTimestamp = &now
 		secs := int64(grace / time.Second)
 		m.pod.DeletionGracePeriodSeconds = &secs
@@ -688,6 +698,10 @@ func (m *machine) target(c *ctr, h containerHandle) probe.Target {
 
 // handle applies a message from a container goroutine.
 func (m *machine) handle(msg message) {
+	if msg.evict != "" {
+		m.evict(msg.evict)
+		return
+	}
 	c := msg.c
 	now := m.clock.Now()
 	if msg.run != c.run && (msg.probe != nil || msg.hookDone || msg.preStopDone || msg.output) {
@@ -935,6 +949,9 @@ func (m *machine) advanceStop(c *ctr, now time.Time) {
 		c.stopGrace -= int64(now.Sub(c.phaseAt) / time.Second)
 	}
 	grace := time.Duration(max(c.stopGrace, int64(minimumGracePeriod/time.Second))) * time.Second
+	if m.killGrace > 0 {
+		grace = m.killGrace // killContainer's gracePeriodOverride comes after the minimum
+	}
 	c.stopPhase, c.phaseAt, c.killAt = stopSignalled, now, now.Add(grace)
 	_ = c.handle.Signal(m.runner.StopSignal(c.spec))
 }
@@ -1059,7 +1076,17 @@ func (m *machine) podStatus() corev1.PodStatus {
 			s.ContainerStatuses[i].Ready = false
 		}
 	}
+	if m.evicted != "" && s.Phase == corev1.PodFailed {
+		s.Reason, s.Message = ReasonEvicted, m.evicted
+	}
 	s.Conditions = podConditions(m.pod, m.status.Conditions, all, s.Phase, m.sandboxReady, metav1.NewTime(m.clock.Now()))
+	// The generation of the spec this status is about, on the status and on
+	// every condition (PodObservedGenerationTracking: the kubelet's
+	// generateAPIPodStatus and podutil.CalculatePodConditionObservedGeneration).
+	s.ObservedGeneration = m.pod.Generation
+	for i := range s.Conditions {
+		s.Conditions[i].ObservedGeneration = m.pod.Generation
+	}
 	m.status.Conditions = s.Conditions
 	m.status.Phase = s.Phase
 	return s
@@ -1112,6 +1139,7 @@ func (m *machine) run(publish func(corev1.PodStatus), deletes <-chan time.Durati
 // recorded (it has run; it runs with it when the pod runs again).
 func (m *machine) update(p *corev1.Pod) {
 	m.pod.Labels, m.pod.Annotations = p.Labels, p.Annotations
+	m.pod.Generation = p.Generation
 	m.pod.Spec.ActiveDeadlineSeconds = p.Spec.ActiveDeadlineSeconds
 	m.pod.Spec.Tolerations = p.Spec.Tolerations
 	apply := func(list []*ctr, specs []corev1.Container) {

@@ -23,10 +23,8 @@ func (b *builder) setupEmptyDir(vol *Volume, src *corev1.EmptyDirVolumeSource) (
 		if err := makeEmptyDir(vol.Path); err != nil {
 			return nil, err
 		}
-		if src.SizeLimit != nil && src.SizeLimit.Sign() > 0 {
-			notes = append(notes, fmt.Sprintf("emptyDir volume %q: sizeLimit %s is not enforced on a disk-backed emptyDir "+
-				"(the kubelet evicts the pod when it is exceeded; podrun does not)", vol.Name, src.SizeLimit.String()))
-		}
+		// Its sizeLimit is the eviction manager's (the supervisor's
+		// monitorLocalStorage): the pod is evicted once its use exceeds it.
 	case src.Medium == corev1.StorageMediumMemory:
 		vol.SizeBytes = b.memorySize(src.SizeLimit)
 		if err := setupTmpfs(vol.Path, vol.SizeBytes); err != nil {
