@@ -265,10 +265,6 @@ func applyLocked(l store.Layout, plan *podspec.Plan, opts ApplyOptions) (*ApplyR
 	} else if !errors.Is(err, store.ErrNotFound) {
 		return nil, err
 	}
-	if err := CheckImages(l, plan); err != nil {
-		return nil, err
-	}
-
 	pod := plan.Pod.DeepCopy()
 	pod.UID = types.UID(uuid.NewString())
 	now := metav1.Now()
