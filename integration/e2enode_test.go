@@ -635,3 +635,413 @@ spec:
 		t.Errorf("phase %s, want Pending", p.Status.Phase)
 	}
 }
+
+// container_probe.go "should mark readiness on pods to false and disable
+// liveness probes while pod is in progress of terminating": a deleted pod
+// goes unready within its grace period, and its liveness probe no longer
+// kills it (the kubelet stops the probe workers of a terminating pod).
+func TestE2ENodeProbesWhileTerminating(t *testing.T) {
+	e := ndEnv(t)
+	e.apply(`
+apiVersion: v1
+kind: Pod
+metadata: {name: probe-terminating}
+spec:
+  terminationGracePeriodSeconds: 30
+  containers:
+  - name: probe-terminating
+    image: busybox:1.28
+    command: [/bin/sh, -c]
+    args:
+    - |
+      _term() {
+        rm -f /tmp/ready
+        rm -f /tmp/liveness
+        sleep 8
+        exit 0
+      }
+      trap _term TERM
+      touch /tmp/ready
+      touch /tmp/liveness
+      while true; do echo hello; sleep 10 & wait; done
+    readinessProbe:
+      exec: {command: [cat, /tmp/ready]}
+      failureThreshold: 1
+      initialDelaySeconds: 2
+      periodSeconds: 2
+    livenessProbe:
+      exec: {command: [cat, /tmp/liveness]}
+      failureThreshold: 1
+      initialDelaySeconds: 2
+      periodSeconds: 1
+`)
+	p := e.waitFor("probe-terminating", 30*time.Second, "ready", func(p *corev1.Pod) bool { return hasCondition(p, corev1.PodReady, corev1.ConditionTrue) })
+	e.must("delete", "probe-terminating", "--wait=false")
+	e.waitFor("probe-terminating", 20*time.Second, "unready while terminating", func(p *corev1.Pod) bool {
+		return p.DeletionTimestamp != nil && !hasCondition(p, corev1.PodReady, corev1.ConditionTrue)
+	})
+	time.Sleep(4 * time.Second)
+	for _, ev := range e.events(p) {
+		if msg, _ := ev["message"].(string); strings.Contains(msg, "failed liveness probe") || strings.HasPrefix(msg, "Liveness probe failed") {
+			t.Errorf("a liveness probe ran while the pod terminated: %v", ev)
+		}
+	}
+	if p := e.pod("probe-terminating"); containerState(p, "probe-terminating").RestartCount != 0 {
+		t.Errorf("restarted while terminating: %+v", containerState(p, "probe-terminating"))
+	}
+}
+
+// container_probe.go: a readiness probe's initialDelaySeconds holds Ready
+// back (the Ready condition's transition comes at least that long after the
+// container started); a readiness probe with a long period runs at once when
+// the startup probe succeeds ("should be ready immediately after startupProbe
+// succeeds", the prober manager's manual trigger); a startup probe's own
+// terminationGracePeriodSeconds overrides the pod's.
+func TestE2ENodeProbeDelaysAndStartup(t *testing.T) {
+	e := ndEnv(t)
+	e.apply(`
+apiVersion: v1
+kind: Pod
+metadata: {name: initial-delay}
+spec:
+  terminationGracePeriodSeconds: 1
+  containers:
+  - name: test-webserver
+    image: busybox:1.28
+    command: [/bin/sh, -c, 'sleep 600']
+    readinessProbe:
+      exec: {command: [/bin/true]}
+      initialDelaySeconds: 5
+      periodSeconds: 1
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: ready-after-startup}
+spec:
+  terminationGracePeriodSeconds: 1
+  containers:
+  - name: busybox
+    image: busybox:1.28
+    command: [/bin/sh, -c, 'echo ok >/tmp/health; sleep 4; echo ok >/tmp/startup; sleep 600']
+    readinessProbe:
+      exec: {command: [/bin/cat, /tmp/health]}
+      periodSeconds: 30
+    startupProbe:
+      exec: {command: [/bin/cat, /tmp/startup]}
+      periodSeconds: 1
+      failureThreshold: 120
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: startup-grace}
+spec:
+  terminationGracePeriodSeconds: 500
+  containers:
+  - name: busybox
+    image: busybox:1.28
+    command: [/bin/sh, -c, 'trap "" TERM; sleep 1000 & while true; do wait; done']
+    livenessProbe:
+      exec: {command: [/bin/true]}
+      initialDelaySeconds: 1
+      failureThreshold: 1
+    startupProbe:
+      exec: {command: [/bin/cat, /tmp/startup]}
+      initialDelaySeconds: 1
+      periodSeconds: 1
+      failureThreshold: 1
+      terminationGracePeriodSeconds: 2
+`)
+	p := e.waitFor("initial-delay", 30*time.Second, "ready", func(p *corev1.Pod) bool { return hasCondition(p, corev1.PodReady, corev1.ConditionTrue) })
+	started := containerState(p, "test-webserver").State.Running.StartedAt.Time
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady && c.LastTransitionTime.Time.Sub(started) < 5*time.Second {
+			t.Errorf("ready at %s, %s after the start at %s: before the initial delay", c.LastTransitionTime, c.LastTransitionTime.Time.Sub(started), started)
+		}
+	}
+	if rc := containerState(p, "test-webserver").RestartCount; rc != 0 {
+		t.Errorf("restart count %d", rc)
+	}
+
+	p = e.waitFor("ready-after-startup", 30*time.Second, "started", func(p *corev1.Pod) bool {
+		s := containerState(p, "busybox")
+		return s.Started != nil && *s.Started
+	})
+	startedAt := time.Now()
+	p = e.waitFor("ready-after-startup", 30*time.Second, "ready", func(p *corev1.Pod) bool { return hasCondition(p, corev1.PodReady, corev1.ConditionTrue) })
+	if in := time.Since(startedAt); in > 5*time.Second {
+		t.Errorf("ready %s after the startup probe succeeded: the readiness probe waited for its period", in)
+	}
+
+	p = e.waitFor("startup-grace", 40*time.Second, "restarted within the startup probe's grace period", func(p *corev1.Pod) bool {
+		return containerState(p, "busybox").RestartCount >= 1
+	})
+	if !e.ndEvent(p, "Normal", "Killing", "Container busybox failed startup probe, will be restarted") {
+		t.Errorf("events: %v", e.events(p))
+	}
+}
+
+// container_probe.go "Probing restartable init container": a sidecar whose
+// readiness probe fails keeps the pod unready without restarts; a sidecar
+// whose liveness probe fails is restarted with the kubelet's events.
+func TestE2ENodeSidecarProbes(t *testing.T) {
+	e := ndEnv(t)
+	e.fast("apply", e.manifest(`
+apiVersion: v1
+kind: Pod
+metadata: {name: sidecar-never-ready}
+spec:
+  terminationGracePeriodSeconds: 1
+  initContainers:
+  - name: sidecar
+    image: busybox:1.28
+    restartPolicy: Always
+    command: [/bin/sh, -c, 'sleep 600']
+    readinessProbe:
+      exec: {command: [/bin/false]}
+      periodSeconds: 1
+  containers:
+  - {name: main, image: busybox:1.28, command: [/bin/sh, -c, 'sleep 600']}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: sidecar-liveness}
+spec:
+  terminationGracePeriodSeconds: 1
+  initContainers:
+  - name: sidecar
+    image: busybox:1.28
+    restartPolicy: Always
+    command: [/bin/sh, -c, 'echo ok >/tmp/health; sleep 3; rm -rf /tmp/health; sleep 600']
+    livenessProbe:
+      exec: {command: [cat, /tmp/health]}
+      initialDelaySeconds: 1
+      periodSeconds: 1
+      failureThreshold: 1
+  containers:
+  - {name: main, image: busybox:1.28, command: [/bin/sh, -c, 'sleep 600']}
+`))
+	p := e.waitFor("sidecar-liveness", time.Minute, "sidecar restarted", func(p *corev1.Pod) bool {
+		return containerState(p, "sidecar").RestartCount >= 1
+	})
+	if !e.ndEvent(p, "Normal", "Killing", "Container sidecar failed liveness probe, will be restarted") ||
+		!e.ndEventPrefix(p, "Unhealthy", "Liveness probe failed: ") {
+		t.Errorf("sidecar-liveness events: %v", e.events(p))
+	}
+	if rc := containerState(p, "main").RestartCount; rc != 0 {
+		t.Errorf("main restarted %d times", rc)
+	}
+	p = e.pod("sidecar-never-ready")
+	if s := containerState(p, "sidecar"); p.Status.Phase != corev1.PodRunning || s.Ready || s.RestartCount != 0 ||
+		!hasCondition(p, corev1.PodReady, corev1.ConditionFalse) || containerState(p, "main").State.Running == nil {
+		t.Errorf("sidecar-never-ready: phase %s, sidecar %+v, conditions %+v", p.Status.Phase, s, p.Status.Conditions)
+	}
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.ContainersReady && c.Message != "containers with unready status: [sidecar]" {
+			t.Errorf("ContainersReady %+v", c)
+		}
+	}
+}
+
+// sysctl.go, configmap.go, secrets.go, test/e2e/node/pods.go: what the API
+// server refuses (invalid sysctl names, empty ConfigMap and Secret keys) with
+// its messages, sysctls written with slashes, a hostNetwork pod's downward API IPs, and an app
+// container never started after its init container failed.
+func TestE2ENodeAPIEdgeCases(t *testing.T) {
+	e := ndEnv(t)
+	r := e.podrun("apply", e.manifest(`
+apiVersion: v1
+kind: Pod
+metadata: {name: invalid-sysctls}
+spec:
+  securityContext:
+    sysctls:
+    - {name: foo-, value: bar}
+    - {name: kernel.shmmax, value: "100000000"}
+    - {name: safe-and-unsafe, value: "100000000"}
+    - {name: bar.., value: "42"}
+  containers:
+  - {name: c, image: busybox:1.28}
+`))
+	if r.code != 2 || !strings.Contains(r.stderr, `Invalid value: "foo-"`) || !strings.Contains(r.stderr, `Invalid value: "bar.."`) ||
+		strings.Contains(r.stderr, "safe-and-unsafe") || strings.Contains(r.stderr, "kernel.shmmax") {
+		t.Errorf("invalid sysctls: %s", r)
+	}
+	for _, kind := range []string{"ConfigMap", "Secret"} {
+		r := e.podrun("apply", e.manifest(fmt.Sprintf(`
+apiVersion: v1
+kind: %s
+metadata: {name: empty-key}
+data: {"": dmFsdWUtMQ==}
+`, kind)))
+		if r.code != 2 || !strings.Contains(r.stderr, `data[]: Invalid value: "": a valid config key must consist of alphanumeric characters, '-', '_' or '.'`) {
+			t.Errorf("%s with an empty key: %s", kind, r)
+		}
+	}
+
+	e.apply(`
+apiVersion: v1
+kind: Pod
+metadata: {name: negative-grace}
+spec:
+  terminationGracePeriodSeconds: 1
+  securityContext:
+    sysctls: [{name: kernel/shm_rmid_forced, value: "1"}]
+  containers:
+  - {name: c, image: busybox:1.28, command: [sh, -c, 'cat /proc/sys/kernel/shm_rmid_forced; sleep 600']}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: host-network-ips}
+spec:
+  hostNetwork: true
+  restartPolicy: Never
+  containers:
+  - name: c
+    image: busybox:1.28
+    command: [sh, -c, 'echo "$POD_IP $HOST_IP"']
+    env:
+    - {name: POD_IP, valueFrom: {fieldRef: {fieldPath: status.podIP}}}
+    - {name: HOST_IP, valueFrom: {fieldRef: {fieldPath: status.hostIP}}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: init-fails}
+spec:
+  restartPolicy: Never
+  initContainers:
+  - {name: init, image: busybox:1.28, command: ['false']}
+  containers:
+  - {name: app, image: busybox:1.28, command: ['true']}
+`)
+	if out := e.logsOf("negative-grace", "c"); out != "1\n" {
+		t.Errorf("kernel/shm_rmid_forced: %q", out)
+	}
+
+	p := e.waitPhase("host-network-ips", corev1.PodSucceeded, time.Minute)
+	if out := e.must("logs", "host-network-ips").stdout; p.Status.PodIP == "" || p.Status.PodIP != p.Status.HostIP || out != p.Status.PodIP+" "+p.Status.HostIP+"\n" {
+		t.Errorf("hostNetwork pod: podIP %q hostIP %q, env %q", p.Status.PodIP, p.Status.HostIP, out)
+	}
+
+	p = e.waitPhase("init-fails", corev1.PodFailed, time.Minute)
+	if s := containerState(p, "app"); s.State.Waiting == nil || s.State.Waiting.Reason != "PodInitializing" || s.Started == nil || *s.Started || s.Ready {
+		t.Errorf("app after a failed init container: %+v", s)
+	}
+	if s := containerState(p, "init"); s.State.Terminated == nil || s.State.Terminated.ExitCode != 1 || s.State.Terminated.Reason != "Error" {
+		t.Errorf("init: %+v", s)
+	}
+}
+
+// kubelet.go: a busybox that writes to a read-only root filesystem sees the
+// kernel's error, and one whose command always fails is terminated with the
+// reason Error; security_context.go: container runAsUser/runAsGroup over the
+// pod's, allowPrivilegeEscalation true as a non-root user.
+func TestE2ENodeKubeletBusyboxCases(t *testing.T) {
+	e := ndEnv(t)
+	e.apply(`
+apiVersion: v1
+kind: Pod
+metadata: {name: busybox-cases}
+spec:
+  restartPolicy: Never
+  securityContext: {runAsUser: 1001, runAsGroup: 2001}
+  containers:
+  - name: readonly
+    image: busybox:1.28
+    securityContext: {readOnlyRootFilesystem: true, runAsUser: 0}
+    command: [/bin/sh, -c, 'echo test > /file']
+  - name: writable
+    image: busybox:1.28
+    securityContext: {readOnlyRootFilesystem: false, runAsUser: 0}
+    command: [/bin/sh, -c, 'echo test > /file && cat /file']
+  - name: always-fails
+    image: busybox:1.28
+    command: [/bin/false]
+  - name: ids
+    image: busybox:1.28
+    securityContext: {runAsUser: 1002, runAsGroup: 2002}
+    command: [sh, -c, 'id -u; id -g']
+  - name: pod-ids
+    image: busybox:1.28
+    command: [sh, -c, 'id -u; id -g']
+  - name: escalation-true
+    image: busybox:1.28
+    securityContext: {allowPrivilegeEscalation: true}
+    command: [sh, -c, 'grep ^NoNewPrivs: /proc/self/status']
+`)
+	p := e.waitPhase("busybox-cases", corev1.PodFailed, time.Minute)
+	for name, want := range map[string]string{
+		"readonly":        "/bin/sh: can't create /file: Read-only file system\n",
+		"writable":        "test\n",
+		"ids":             "1002\n2002\n",
+		"pod-ids":         "1001\n2001\n",
+		"escalation-true": "NoNewPrivs:\t0\n",
+	} {
+		if out := e.must("logs", "busybox-cases", "-c", name).stdout; out != want {
+			t.Errorf("%s printed %q, want %q", name, out, want)
+		}
+	}
+	if s := containerState(p, "always-fails").State.Terminated; s == nil || s.Reason != "Error" || s.ExitCode != 1 {
+		t.Errorf("always-fails: %+v", s)
+	}
+}
+
+// test/e2e/node/pods.go "Pods Extended (pod generation)" and "Pod
+// TerminationGracePeriodSeconds is negative": a new pod is generation 1
+// whatever the manifest says, a spec update moves it (a metadata update does
+// not), the kubelet reports the generation it acted on in
+// status.observedGeneration and in each condition, a graceful delete moves it
+// again; a negative grace period is stored as 1.
+func TestE2ENodePodGeneration(t *testing.T) {
+	e := ndEnv(t)
+	manifest := func(deadline int, label string) string {
+		return fmt.Sprintf(`
+apiVersion: v1
+kind: Pod
+metadata: {name: pod-generation, generation: 100, labels: {time: %q}}
+spec:
+  terminationGracePeriodSeconds: 5
+  activeDeadlineSeconds: %d
+  containers:
+  - {name: c, image: busybox:1.28, command: [sh, -c, 'trap "exit 0" TERM; sleep 600 & wait']}
+`, label, deadline)
+	}
+	observed := func(gen int64) *corev1.Pod {
+		t.Helper()
+		return e.waitFor("pod-generation", 20*time.Second, fmt.Sprintf("observed at generation %d", gen), func(p *corev1.Pod) bool {
+			if p.Generation != gen || p.Status.ObservedGeneration != gen || len(p.Status.Conditions) == 0 {
+				return false
+			}
+			for _, c := range p.Status.Conditions {
+				if c.ObservedGeneration != gen {
+					return false
+				}
+			}
+			return true
+		})
+	}
+	e.apply(manifest(5000, "a"))
+	e.waitPhase("pod-generation", corev1.PodRunning, 30*time.Second)
+	observed(1)
+	e.apply(manifest(5000, "b")) // metadata only
+	observed(1)
+	e.apply(manifest(4999, "b"))
+	observed(2)
+	e.must("delete", "pod-generation", "--wait=false")
+	if p := e.pod("pod-generation"); p.Generation != 3 || p.DeletionTimestamp == nil {
+		t.Errorf("after a graceful delete: generation %d, deletionTimestamp %v", p.Generation, p.DeletionTimestamp)
+	}
+
+	e.apply(`
+apiVersion: v1
+kind: Pod
+metadata: {name: negative-grace-period}
+spec:
+  restartPolicy: OnFailure
+  terminationGracePeriodSeconds: -1
+  containers:
+  - {name: foo, image: busybox:1.28, command: [/bin/sh, -c, 'sleep 10000']}
+`)
+	if g := e.pod("negative-grace-period").Spec.TerminationGracePeriodSeconds; g == nil || *g != 1 {
+		t.Errorf("terminationGracePeriodSeconds %v, want 1", g)
+	}
+}

@@ -133,3 +133,14 @@ func ApplyPodUpdate(old, updated *corev1.Pod) *corev1.Pod {
 	out.Spec.Tolerations = updated.Spec.Tolerations
 	return out
 }
+
+// PrepareForStore is what the API server does to a pod it stores, on create
+// and update: a negative terminationGracePeriodSeconds, which it warns about,
+// is stored as 1 (the pod strategy's mutation, kubernetes#115606; the e2e
+// test "Pod TerminationGracePeriodSeconds is negative").
+func PrepareForStore(pod *corev1.Pod) {
+	if g := pod.Spec.TerminationGracePeriodSeconds; g != nil && *g < 0 {
+		one := int64(1)
+		pod.Spec.TerminationGracePeriodSeconds = &one
+	}
+}

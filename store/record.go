@@ -262,6 +262,11 @@ func LoadRecord(l Layout, dir string) (*Record, error) {
 		del := r.Request.Delete
 		r.Pod.DeletionTimestamp = &del.Timestamp
 		r.Pod.DeletionGracePeriodSeconds = &del.GracePeriodSeconds
+		// A graceful deletion is a change of the pod's generation too
+		// (the API server's BeforeDelete with PodObservedGenerationTracking).
+		if r.Pod.Generation > 0 {
+			r.Pod.Generation++
+		}
 	}
 	return r, nil
 }

@@ -481,6 +481,9 @@ func (m *machine) requestDelete(grace time.Duration) {
 		m.pod.DeletionTimestamp = &now
 		secs := int64(grace / time.Second)
 		m.pod.DeletionGracePeriodSeconds = &secs
+		if m.pod.Generation > 0 {
+			m.pod.Generation++ // as the record reads it (store.ReadRecord)
+		}
 	}
 	// A second delete may shorten the grace period, never extend it.
 	m.beginTermination(grace)
@@ -1070,6 +1073,12 @@ func (m *machine) podStatus() corev1.PodStatus {
 		}
 	}
 	s.Conditions = podConditions(m.pod, m.status.Conditions, all, s.Phase, m.sandboxReady, metav1.NewTime(m.clock.Now()))
+	// The generation the kubelet has acted on, for the pod and each of its
+	// conditions (PodObservedGenerationTracking: generateAPIPodStatus).
+	s.ObservedGeneration = m.pod.Generation
+	for i := range s.Conditions {
+		s.Conditions[i].ObservedGeneration = m.pod.Generation
+	}
 	m.status.Conditions = s.Conditions
 	m.status.Phase = s.Phase
 	return s
@@ -1124,6 +1133,9 @@ func (m *machine) update(p *corev1.Pod) {
 	m.pod.Labels, m.pod.Annotations = p.Labels, p.Annotations
 	m.pod.Spec.ActiveDeadlineSeconds = p.Spec.ActiveDeadlineSeconds
 	m.pod.Spec.Tolerations = p.Spec.Tolerations
+	if m.pod.DeletionTimestamp == nil {
+		m.pod.Generation = p.Generation
+	}
 	apply := func(list []*ctr, specs []corev1.Container) {
 		for i, c := range list {
 			if i >= len(specs) || specs[i].Image == c.spec.Image {
