@@ -1045,3 +1045,85 @@ spec:
 		t.Errorf("terminationGracePeriodSeconds %v, want 1", g)
 	}
 }
+
+// test/e2e_node/pod_conditions_test.go: the conditions' transitions come in
+// the kubelet's order (Scheduled, then Initialized and PodReadyToStartContainers
+// in the order that depends on init containers, then ContainersReady, then
+// Ready); a pod whose volume cannot be set up has only PodScheduled (and
+// Initialized when it has no init containers) True.
+func TestE2ENodePodConditionsOrder(t *testing.T) {
+	e := ndEnv(t)
+	pod := func(name string, init, failingMount bool) string {
+		s := fmt.Sprintf(`apiVersion: v1
+kind: Pod
+metadata: {name: %s}
+spec:
+  terminationGracePeriodSeconds: 1
+  containers:
+  - name: web1
+    image: busybox:1.28
+    command: [sh, -c, 'sleep 600']
+`, name)
+		if failingMount {
+			s += "    volumeMounts: [{name: cm, mountPath: /config}]\n  volumes: [{name: cm, configMap: {name: does-not-exist}}]\n"
+		}
+		if init {
+			s += "  initContainers:\n  - {name: init1, image: busybox:1.28, command: [sh, -c, 'sleep 2']}\n"
+		}
+		return s
+	}
+	e.apply(strings.Join([]string{
+		pod("ready-no-init", false, false), pod("ready-init", true, false),
+		pod("mount-no-init", false, true), pod("mount-init", true, true),
+	}, "---\n"))
+	at := func(p *corev1.Pod, typ corev1.PodConditionType, status corev1.ConditionStatus) time.Time {
+		t.Helper()
+		for _, c := range p.Status.Conditions {
+			if c.Type == typ {
+				if c.Status != status {
+					t.Errorf("%s: %s is %s, want %s", p.Name, typ, c.Status, status)
+				}
+				return c.LastTransitionTime.Time
+			}
+		}
+		t.Errorf("%s: no %s condition", p.Name, typ)
+		return time.Time{}
+	}
+	for _, name := range []string{"ready-no-init", "ready-init"} {
+		p := e.waitFor(name, time.Minute, "ready", func(p *corev1.Pod) bool { return hasCondition(p, corev1.PodReady, corev1.ConditionTrue) })
+		scheduled := at(p, corev1.PodScheduled, corev1.ConditionTrue)
+		initialized := at(p, corev1.PodInitialized, corev1.ConditionTrue)
+		toStart := at(p, corev1.PodReadyToStartContainers, corev1.ConditionTrue)
+		containersReady := at(p, corev1.ContainersReady, corev1.ConditionTrue)
+		ready := at(p, corev1.PodReady, corev1.ConditionTrue)
+		before := initialized
+		if name == "ready-init" {
+			if toStart.Before(scheduled) || initialized.Before(toStart) {
+				t.Errorf("%s: scheduled %s, ready to start %s, initialized %s", name, scheduled, toStart, initialized)
+			}
+		} else {
+			if initialized.Before(scheduled) || toStart.Before(initialized) {
+				t.Errorf("%s: scheduled %s, initialized %s, ready to start %s", name, scheduled, initialized, toStart)
+			}
+			before = toStart
+		}
+		if containersReady.Before(before) || ready.Before(containersReady) {
+			t.Errorf("%s: containers ready %s, ready %s, before %s", name, containersReady, ready, before)
+		}
+	}
+	for _, name := range []string{"mount-no-init", "mount-init"} {
+		p := e.waitFor(name, time.Minute, "failing to mount", func(p *corev1.Pod) bool {
+			return e.ndEventPrefix(p, "FailedMount", "MountVolume.SetUp failed for volume")
+		})
+		p = e.pod(name)
+		scheduled := at(p, corev1.PodScheduled, corev1.ConditionTrue)
+		at(p, corev1.PodReadyToStartContainers, corev1.ConditionFalse)
+		if name == "mount-init" {
+			at(p, corev1.PodInitialized, corev1.ConditionFalse)
+		} else if initialized := at(p, corev1.PodInitialized, corev1.ConditionTrue); initialized.Before(scheduled) {
+			t.Errorf("%s: initialized %s before scheduled %s", name, initialized, scheduled)
+		}
+		at(p, corev1.ContainersReady, corev1.ConditionFalse)
+		at(p, corev1.PodReady, corev1.ConditionFalse)
+	}
+}
