@@ -49,10 +49,6 @@ func DiffPodUpdate(old, updated *corev1.Pod) (PodUpdate, error) {
 	specPath := field.NewPath("spec")
 	u.Meta = !equality.Semantic.DeepEqual(old.Labels, updated.Labels) || !equality.Semantic.DeepEqual(old.Annotations, updated.Annotations)
 	munged := updated.Spec.DeepCopy()
-	// A negative grace period is stored as 1, on update as on create.
-	if g := munged.TerminationGracePeriodSeconds; g != nil && *g < 0 {
-		munged.TerminationGracePeriodSeconds = ptrTo(int64(1))
-	}
 	// What the API server (the scheduler) set on the stored pod stays.
 	if munged.NodeName == "" {
 		munged.NodeName = old.Spec.NodeName
@@ -159,10 +155,16 @@ func ApplyPodUpdate(old, updated *corev1.Pod) *corev1.Pod {
 	}
 	out.Spec.ActiveDeadlineSeconds = updated.Spec.ActiveDeadlineSeconds
 	out.Spec.Tolerations = updated.Spec.Tolerations
-	// podStrategy's updatePodGeneration: a changed spec is a new generation;
-	// metadata alone is not, and a generation the client set is ignored.
-	if !equality.Semantic.DeepEqual(out.Spec, old.Spec) {
-		out.Generation = old.Generation + 1
-	}
 	return out
+}
+
+// PrepareForStore is what the API server does to a pod it stores, on create
+// and update: a negative terminationGracePeriodSeconds, which it warns about,
+// is stored as 1 (the pod strategy's mutation, kubernetes#115606; the e2e
+// test "Pod TerminationGracePeriodSeconds is negative").
+func PrepareForStore(pod *corev1.Pod) {
+	if g := pod.Spec.TerminationGracePeriodSeconds; g != nil && *g < 0 {
+		one := int64(1)
+		pod.Spec.TerminationGracePeriodSeconds = &one
+	}
 }

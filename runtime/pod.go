@@ -100,8 +100,11 @@ func (r *podRunner) ensureImage(ctx context.Context, c *corev1.Container) (*imag
 			return nil, err
 		}
 		if policy == corev1.PullNever {
-			return nil, &startError{Reason: "ErrImageNeverPull", Waiting: true,
-				Message: fmt.Sprintf("Container image %q is not present with pull policy of Never", c.Image)}
+			// The image manager's EnsureImageExists: a Warning event of the
+			// reason, then the waiting state with the same message.
+			msg := fmt.Sprintf("Container image %q is not present with pull policy of Never", c.Image)
+			r.events.Add("Warning", ReasonErrImageNeverPull, r.object(c), "%s", msg)
+			return nil, &startError{Reason: ReasonErrImageNeverPull, Waiting: true, Message: msg}
 		}
 	}
 	// Containers starting together share one pull; a pull that has finished is never
@@ -800,16 +803,45 @@ func resolveUser(cfg *containerConfig, c *corev1.Container, pod *corev1.Pod, ima
 	if err != nil {
 		return fmt.Errorf("resolving user %q in the image: %w", spec, err)
 	}
-	if psc := pod.Spec.SecurityContext; psc != nil {
-		for _, g := range psc.SupplementalGroups {
-			eu.Sgids = append(eu.Sgids, int(g))
-		}
+	// The groups as containerd gives them to the process: the primary group
+	// and, under the Merge policy (the default), the groups the image's
+	// /etc/group lists the user in; then the kubelet's fsGroup and
+	// supplementalGroups (determineEffectiveSecurityContext). Strict leaves
+	// the image's groups out (SupplementalGroupsPolicyStrict).
+	groups := []int{eu.Gid}
+	psc := pod.Spec.SecurityContext
+	if psc == nil || psc.SupplementalGroupsPolicy == nil || *psc.SupplementalGroupsPolicy != corev1.SupplementalGroupsPolicyStrict {
+		groups = append(groups, eu.Sgids...)
+	}
+	if psc != nil {
 		if psc.FSGroup != nil {
-			eu.Sgids = append(eu.Sgids, int(*psc.FSGroup))
+			groups = append(groups, int(*psc.FSGroup))
+		}
+		for _, g := range psc.SupplementalGroups {
+			groups = append(groups, int(g))
+		}
+	}
+	eu.Sgids = nil
+	seen := map[int]bool{}
+	for _, g := range groups {
+		if !seen[g] {
+			seen[g] = true
+			eu.Sgids = append(eu.Sgids, g)
 		}
 	}
 	cfg.User = *eu
 	return nil
+}
+
+// containerUser is the identity the container status reports
+// (status.containerStatuses[].user.linux, from the CRI's ContainerStatus):
+// uid, gid and every group of the process, the primary one first.
+func containerUser(u user.ExecUser) *corev1.ContainerUser {
+	l := &corev1.LinuxContainerUser{UID: int64(u.Uid), GID: int64(u.Gid)}
+	for _, g := range u.Sgids {
+		l.SupplementalGroups = append(l.SupplementalGroups, int64(g))
+	}
+	return &corev1.ContainerUser{Linux: l}
 }
 
 // verifyRunAsNonRoot is the kubelet's (kuberuntime/security_context_others.go)
@@ -869,6 +901,8 @@ func (f *firstOutput) Read(b []byte) (int, error) {
 }
 
 func (p *podContainer) ID() string { return p.rc.id }
+
+func (p *podContainer) User() *corev1.ContainerUser { return containerUser(p.cfg.User) }
 
 // Output is closed once the container has written its first output.
 func (p *podContainer) Output() <-chan struct{} { return p.output }

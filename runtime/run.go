@@ -32,6 +32,8 @@ type ContainerHandle interface {
 	ID() string
 	// Image and ImageID are the image's normalised name and its digest reference.
 	Image() (name, id string)
+	// User is the process's identity, as the container status reports it.
+	User() *corev1.ContainerUser
 	// Exec runs a command in the container (exec probes and hooks).
 	Exec(ctx context.Context, cmd []string) (int, []byte, error)
 	// Wait blocks until the run has ended and its resources are released.
@@ -76,6 +78,9 @@ const (
 	ReasonError        = store.ReasonError
 	ReasonStartError   = store.ReasonStartError
 	ReasonErrImagePull = store.ReasonErrImagePull
+	// ReasonErrImageNeverPull: imagePullPolicy Never and the image is not
+	// in the store (images.ErrImageNeverPull).
+	ReasonErrImageNeverPull = "ErrImageNeverPull"
 )
 
 // PodRunner starts a pod's containers in its sandbox with libcontainer.

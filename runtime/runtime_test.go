@@ -168,6 +168,7 @@ func TestResolveUser(t *testing.T) {
 	_ = os.WriteFile(filepath.Join(rootfs, "etc/group"), []byte("root:x:0:\napp:x:1000:\nextra:x:1500:app\n"), 0o644)
 	i64 := func(v int64) *int64 { return &v }
 	yes := true
+	strict := corev1.SupplementalGroupsPolicyStrict
 	for _, tc := range []struct {
 		name      string
 		imageUser string
@@ -177,11 +178,12 @@ func TestResolveUser(t *testing.T) {
 		sgids     []int
 		err       string
 	}{
-		{name: "image default is root", uid: 0, gid: 0},
-		{name: "image user by name", imageUser: "app", uid: 1000, gid: 1000, sgids: []int{1500}},
-		{name: "runAsUser over the image", imageUser: "app", ctr: &corev1.SecurityContext{RunAsUser: i64(42)}, uid: 42, gid: 0},
-		{name: "container over pod", pod: &corev1.PodSecurityContext{RunAsUser: i64(7), RunAsGroup: i64(8)}, ctr: &corev1.SecurityContext{RunAsUser: i64(9)}, uid: 9, gid: 8},
-		{name: "groups", pod: &corev1.PodSecurityContext{RunAsUser: i64(5), SupplementalGroups: []int64{100}, FSGroup: i64(200)}, uid: 5, gid: 0, sgids: []int{100, 200}},
+		{name: "image default is root", uid: 0, gid: 0, sgids: []int{0}},
+		{name: "image user by name", imageUser: "app", uid: 1000, gid: 1000, sgids: []int{1000, 1500}},
+		{name: "Strict leaves the image's groups out", imageUser: "app", pod: &corev1.PodSecurityContext{SupplementalGroupsPolicy: &strict, SupplementalGroups: []int64{7}}, uid: 1000, gid: 1000, sgids: []int{1000, 7}},
+		{name: "runAsUser over the image", imageUser: "app", ctr: &corev1.SecurityContext{RunAsUser: i64(42)}, uid: 42, gid: 0, sgids: []int{0}},
+		{name: "container over pod", pod: &corev1.PodSecurityContext{RunAsUser: i64(7), RunAsGroup: i64(8)}, ctr: &corev1.SecurityContext{RunAsUser: i64(9)}, uid: 9, gid: 8, sgids: []int{8}},
+		{name: "groups", pod: &corev1.PodSecurityContext{RunAsUser: i64(5), SupplementalGroups: []int64{100}, FSGroup: i64(200)}, uid: 5, gid: 0, sgids: []int{0, 200, 100}},
 		{name: "non-root image root", pod: &corev1.PodSecurityContext{RunAsNonRoot: &yes}, err: "image will run as root"},
 		{name: "non-root runAsUser 0", ctr: &corev1.SecurityContext{RunAsNonRoot: &yes, RunAsUser: i64(0)}, err: "runAsUser breaks non-root policy"},
 		{name: "unknown name", imageUser: "nobody-here", err: "resolving user"},

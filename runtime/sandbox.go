@@ -102,7 +102,9 @@ func setupSandbox(ctx context.Context, l store.Layout, paths store.PodPaths, pla
 	}
 	sb = &sandbox{hostNetwork: pod.Spec.HostNetwork, hostIPC: pod.Spec.HostIPC, allocatable: nodeAllocatable(l.Root)}
 	if sb.hostname, err = network.Hostname(pod); err != nil {
-		return nil, fmt.Errorf("pod hostname: %w", err)
+		// Unwrapped: the kubelet's FailedCreatePodSandBox event carries
+		// GetNodenameForKernel's error as it is (generatePodSandboxConfig).
+		return nil, err
 	}
 
 	sb.cgroup, err = cgroups.CreatePod(l.CgroupParent, uid,

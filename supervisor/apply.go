@@ -16,6 +16,7 @@ import (
 	"github.com/google/uuid"
 	"golang.org/x/sys/unix"
 	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -222,6 +223,7 @@ func applyLocked(l store.Layout, plan *podspec.Plan, opts ApplyOptions) (*ApplyR
 	crashpoint.Hit("apply:reserved")
 	store.RemoveStaleCreations(l, 10*time.Minute)
 	store.RemoveInterruptedCreations(l, plan.Pod.Namespace, plan.Pod.Name)
+	podspec.PrepareForStore(plan.Pod)
 	hash := appliedHash(plan, opts.Settings)
 	action := "created"
 	if old, err := store.FindPod(l, plan.Pod.Namespace, plan.Pod.Name); err == nil {
@@ -265,19 +267,11 @@ func applyLocked(l store.Layout, plan *podspec.Plan, opts ApplyOptions) (*ApplyR
 	} else if !errors.Is(err, store.ErrNotFound) {
 		return nil, err
 	}
-	if err := CheckImages(l, plan); err != nil {
-		return nil, err
-	}
-
 	pod := plan.Pod.DeepCopy()
 	pod.UID = types.UID(uuid.NewString())
+	pod.Generation = 1 // the API server's: a new pod is generation 1
 	now := metav1.Now()
 	pod.CreationTimestamp = now
-	pod.Generation = 1 // podStrategy.PrepareForCreate: a new pod is generation 1, whatever was asked
-	if g := pod.Spec.TerminationGracePeriodSeconds; g != nil && *g < 0 {
-		one := int64(1)
-		pod.Spec.TerminationGracePeriodSeconds = &one // the API server stores a negative grace period as 1 (its warning says so)
-	}
 	if pod.Spec.NodeName == "" {
 		// What the scheduler would do: this host is the only node.
 		pod.Spec.NodeName, _ = os.Hostname()
@@ -358,6 +352,14 @@ func update(old *store.Record, plan *podspec.Plan, hash string) (*ApplyResult, e
 		return nil, errdefs.Invalid(fmt.Errorf("%w\n(podrun apply --force deletes the pod and creates it again)", err))
 	}
 	pod := podspec.ApplyPodUpdate(old.Pod, plan.Pod)
+	// metadata.generation moves with every change of the spec, not of the
+	// metadata (PodObservedGenerationTracking: podStrategy.PrepareForUpdate).
+	if pod.Generation == 0 {
+		pod.Generation = 1 // a record from before podrun kept generations
+	}
+	if !apiequality.Semantic.DeepEqual(old.Pod.Spec, pod.Spec) {
+		pod.Generation++
+	}
 	if err := store.UpdateSpec(old.Paths, pod, hash); err != nil {
 		return nil, err
 	}

@@ -22,6 +22,7 @@ const (
 	ReasonStartError        = store.ReasonStartError
 	ReasonErrImagePull      = store.ReasonErrImagePull
 	ReasonImagePullBackOff  = store.ReasonImagePullBackOff
+	ReasonErrImageNeverPull = "ErrImageNeverPull"
 	ReasonDeadlineExceeded  = store.ReasonDeadlineExceeded
 )
 

@@ -600,6 +600,9 @@ func (m *machine) startWithBackoff(c *ctr) {
 					Reason: ReasonImagePullBackOff, Message: fmt.Sprintf("Back-off pulling image %q", c.spec.Image),
 				}}
 				m.events.add("Normal", "BackOff", m.object(c), "Back-off pulling image %q", c.spec.Image)
+				// startContainer then records EnsureImageExists' error:
+				// "Error: ImagePullBackOff" (kuberuntime_container.go).
+				m.events.add("Warning", "Failed", m.object(c), "Error: %s", ReasonImagePullBackOff)
 			}
 			c.wakeAt = until
 			return
@@ -771,7 +774,13 @@ func (m *machine) handle(msg message) {
 				c.pullFailedAt = now
 				return
 			}
-			m.events.add("Warning", "Failed", m.object(c), "Error: %s", se.Message)
+			if se.Reason == ReasonErrImageNeverPull {
+				// startContainer records the image manager's error by its
+				// name: "Error: ErrImageNeverPull".
+				m.events.add("Warning", "Failed", m.object(c), "Error: %s", se.Reason)
+			} else {
+				m.events.add("Warning", "Failed", m.object(c), "Error: %s", se.Message)
+			}
 			c.retryAt = now.Add(m.backoff.initial)
 			return
 		}
@@ -800,6 +809,7 @@ func (m *machine) handle(msg message) {
 		}
 		c.status.ContainerID = "podrun://" + msg.handle.ID()
 		c.status.Image, c.status.ImageID = msg.handle.Image()
+		c.status.User = msg.handle.User()
 		c.status.State = corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(now)}}
 		m.events.add("Normal", "Started", m.object(c), "Started container %s", c.spec.Name)
 		crashpoint.Hit("supervisor:started:" + c.spec.Name)
@@ -1139,9 +1149,11 @@ func (m *machine) run(publish func(corev1.PodStatus), deletes <-chan time.Durati
 // recorded (it has run; it runs with it when the pod runs again).
 func (m *machine) update(p *corev1.Pod) {
 	m.pod.Labels, m.pod.Annotations = p.Labels, p.Annotations
-	m.pod.Generation = p.Generation
 	m.pod.Spec.ActiveDeadlineSeconds = p.Spec.ActiveDeadlineSeconds
 	m.pod.Spec.Tolerations = p.Spec.Tolerations
+	if m.pod.DeletionTimestamp == nil {
+		m.pod.Generation = p.Generation
+	}
 	apply := func(list []*ctr, specs []corev1.Container) {
 		for i, c := range list {
 			if i >= len(specs) || specs[i].Image == c.spec.Image {

@@ -93,7 +93,8 @@ func (h *fakeHandle) Exec(ctx context.Context, cmd []string) (int, []byte, error
 	return code, []byte("exec " + strings.Join(cmd, " ")), nil
 }
 
-func (h *fakeHandle) Output() <-chan struct{} { return h.output }
+func (h *fakeHandle) Output() <-chan struct{}     { return h.output }
+func (h *fakeHandle) User() *corev1.ContainerUser { return nil }
 
 func (r *fakeRunner) execLog() []string {
 	r.mu.Lock()

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -109,12 +110,15 @@ func runApply(c *cli.Context) error {
 			fmt.Fprintf(os.Stderr, "Warning: %s\n", w)
 		}
 	}
-	// Images that cannot be had (imagePullPolicy Never and not in the store)
-	// are bad input: found before any pod is created.
+	// An image that cannot be had yet (imagePullPolicy Never and not in the
+	// store) is said at once; the pod is created as the API server does, and
+	// its container waits in ErrImageNeverPull until the image is loaded.
 	if dryRun != "client" {
 		for _, p := range plans {
 			if err := supervisor.CheckImages(l, p); err != nil {
-				return cli.Exit(err.Error(), exitUsage)
+				for _, line := range strings.Split(err.Error(), "\n") {
+					fmt.Fprintf(os.Stderr, "Warning: %s; until then the container waits in ErrImageNeverPull\n", line)
+				}
 			}
 		}
 	}
