@@ -49,6 +49,11 @@ func DiffPodUpdate(old, updated *corev1.Pod) (PodUpdate, error) {
 	specPath := field.NewPath("spec")
 	u.Meta = !equality.Semantic.DeepEqual(old.Labels, updated.Labels) || !equality.Semantic.DeepEqual(old.Annotations, updated.Annotations)
 	munged := updated.Spec.DeepCopy()
+	// A negative grace period is stored as 1, on update as on create
+	// (PrepareForStore), whichever way the update came.
+	if g := munged.TerminationGracePeriodSeconds; g != nil && *g < 0 {
+		munged.TerminationGracePeriodSeconds = ptrTo(int64(1))
+	}
 	// What the API server (the scheduler) set on the stored pod stays.
 	if munged.NodeName == "" {
 		munged.NodeName = old.Spec.NodeName
