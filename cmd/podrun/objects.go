@@ -46,7 +46,7 @@ func getObjects(c *cli.Context, k *store.Kind, names []string) error {
 		}
 		for _, n := range names {
 			if !slices.ContainsFunc(classes, func(pc *schedulingv1.PriorityClass) bool { return pc.Name == n }) {
-				return failed("%s", fmt.Sprintf("priorityclasses.scheduling.k8s.io %q not found", n))
+				return failed("%s %q not found", k.GroupResource(), n)
 			}
 		}
 	} else if k == store.NamespaceKind {

@@ -67,7 +67,7 @@ func allocateServices(c *cli.Context, l store.Layout, svcs []*corev1.Service) (*
 		}
 		if len(errs) > 0 {
 			sa.done()
-			return nil, usageError("Service %q is invalid: %v", s.Name, errs.ToAggregate())
+			return nil, usageError("The Service %q is invalid: %v", s.Name, errs.ToAggregate())
 		}
 		replaced := false
 		for i, o := range seen {

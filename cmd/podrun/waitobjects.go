@@ -123,7 +123,7 @@ func waitObjects(ctx context.Context, l store.Layout, targets []objectTarget, co
 			case obj == nil && cond.kind == "create":
 				still = append(still, t)
 			case obj == nil:
-				return failed("%s %q not found", t.kind.Plural, t.name)
+				return failed("%s %q not found", t.kind.GroupResource(), t.name)
 			case cond.kind == "delete":
 				still = append(still, t)
 			default:

@@ -1,0 +1,196 @@
+package integration
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Scenarios of kubectl's own behaviour (test/e2e/kubectl, kubectl's delete,
+// describe and wait commands) that podrun's CLI follows.
+
+// kcPod is a pod manifest of the kubectl scenarios: one busybox container
+// running script, with the given grace period.
+func kcPod(name, grace, script string) string {
+	return `
+apiVersion: v1
+kind: Pod
+metadata: {name: ` + name + `, labels: {app: kc}}
+spec:
+  terminationGracePeriodSeconds: ` + grace + `
+  containers:
+  - name: c
+    image: busybox:1.28
+    command: ['sh', '-c', '` + script + `']
+`
+}
+
+// kubectl delete --timeout (delete.go DeleteResult): the deletion is
+// requested and printed, then waited for until the timeout; past it, kubectl's
+// wait error "timed out waiting for the condition on pods/NAME" and exit 1,
+// the pod still Terminating. Within the timeout the delete succeeds.
+func TestKubectlDeleteTimeout(t *testing.T) {
+	e := newEnv(t)
+	e.apply(kcPod("kc-stubborn", "30", "trap \"\" TERM; while true; do sleep 1; done") + "---" + kcPod("kc-quick", "1", "sleep 3600"))
+	e.must("wait", "pod/kc-stubborn", "pod/kc-quick", "--for=condition=Ready", "--timeout=60s")
+	start := time.Now()
+	r := e.podrun("delete", "pod", "kc-stubborn", "--timeout=2s")
+	if r.code != 1 || r.stdout != "pod \"kc-stubborn\" deleted\n" || !strings.Contains(r.stderr, "error: timed out waiting for the condition on pods/kc-stubborn") {
+		t.Errorf("delete --timeout=2s of a pod that ignores SIGTERM: %s", r)
+	}
+	if d := time.Since(start); d > 15*time.Second {
+		t.Errorf("delete --timeout=2s took %s", d)
+	}
+	if s := e.status("kc-stubborn"); s != "Terminating" {
+		t.Errorf("after the timeout the pod reads %s, want Terminating", s)
+	}
+	if r := e.podrun("delete", "pod", "kc-quick", "--timeout=60s"); r.code != 0 || r.stdout != "pod \"kc-quick\" deleted\n" {
+		t.Errorf("delete --timeout=60s: %s", r)
+	}
+	if r := e.podrun("get", "pod", "kc-quick"); r.code != 1 || !strings.Contains(r.stderr, `pods "kc-quick" not found`) {
+		t.Errorf("after delete --timeout: %s", r)
+	}
+	if r := e.podrun("delete", "pod", "kc-stubborn", "--timeout=-1s"); r.code != 2 {
+		t.Errorf("negative --timeout: %s", r)
+	}
+	e.must("delete", "pod", "kc-stubborn", "--grace-period=1")
+}
+
+// kubectl delete's DeleteOptions.Validate and PrintObj: --force with a
+// positive grace period is refused; --force alone is an immediate deletion,
+// warned about on stderr and printed "force deleted".
+func TestKubectlDeleteForce(t *testing.T) {
+	e := newEnv(t)
+	e.apply(kcPod("kc-force", "30", "sleep 3600"))
+	if r := e.podrun("delete", "pod", "kc-force", "--force", "--grace-period=5"); r.code != 1 || !strings.Contains(r.stderr, "--force and --grace-period greater than 0 cannot be specified together") || r.stdout != "" {
+		t.Errorf("--force --grace-period=5: %s", r)
+	}
+	r := e.must("delete", "pod", "kc-force", "--force")
+	if r.stdout != "pod \"kc-force\" force deleted\n" || !strings.Contains(r.stderr, "Warning: Immediate deletion does not wait for confirmation that the running resource has been terminated. The resource may continue to run on the cluster indefinitely.") {
+		t.Errorf("delete --force: %s", r)
+	}
+}
+
+// kubectl describe priorityclass (describe.go describePriorityClass), the
+// system classes' creation time (made with the cluster, so AGE is real), and
+// what the API server answers about classes: system ones cannot be deleted,
+// a missing one is priorityclasses.scheduling.k8s.io, a changed value is
+// Invalid as kubectl prints it.
+func TestKubectlDescribePriorityClass(t *testing.T) {
+	e := newEnv(t)
+	e.apply(`
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata:
+  name: kc-batch
+  annotations: {team: infra, note: nightly}
+value: 1000
+preemptionPolicy: Never
+description: batch jobs that never preempt
+`)
+	want := "Name:              kc-batch\n" +
+		"Value:             1000\n" +
+		"GlobalDefault:     false\n" +
+		"PreemptionPolicy:  Never\n" +
+		"Description:       batch jobs that never preempt\n" +
+		"Annotations:       note=nightly,team=infra\n" +
+		"Events:            <none>\n"
+	for _, kind := range []string{"pc", "priorityclass", "priorityclasses.scheduling.k8s.io"} {
+		if r := e.must("describe", kind, "kc-batch"); r.stdout != want {
+			t.Errorf("describe %s kc-batch:\n%s\nwant:\n%s", kind, r.stdout, want)
+		}
+	}
+	if r := e.must("describe", "pc", "system-node-critical"); !strings.Contains(r.stdout, "Name:              system-node-critical\nValue:             2000001000\nGlobalDefault:     false\nPreemptionPolicy:  PreemptLowerPriority\nDescription:       Used for system critical pods that must not be moved from their current node.\nAnnotations:       <none>\nEvents:            <none>\n") {
+		t.Errorf("describe a system class: %s", r)
+	}
+	if r := e.podrun("describe", "pc", "kc-nope"); r.code != 1 || !strings.Contains(r.stderr, `priorityclasses.scheduling.k8s.io "kc-nope" not found`) {
+		t.Errorf("describe a missing class: %s", r)
+	}
+	// The system classes were created with the store: a real AGE.
+	r := e.must("get", "pc", "--no-headers")
+	for _, l := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+		if f := strings.Fields(l); strings.HasPrefix(f[0], "system-") && !regexp.MustCompile(`^\d+[smhd]`).MatchString(f[3]) {
+			t.Errorf("system class AGE %q: %q", f[3], l)
+		}
+	}
+	if r := e.must("get", "pc", "system-cluster-critical", "-o", "jsonpath={.metadata.creationTimestamp}"); !regexp.MustCompile(`^\d{4}-\d\d-\d\dT`).MatchString(r.stdout) {
+		t.Errorf("system class creationTimestamp %q", r.stdout)
+	}
+	if r := e.must("get", "ns", "default", "--no-headers"); strings.Contains(r.stdout, "<unknown>") {
+		t.Errorf("the default namespace has no age: %s", r)
+	}
+	if r := e.podrun("delete", "pc", "system-node-critical"); r.code != 1 || !strings.Contains(r.stderr, `priorityclasses.scheduling.k8s.io "system-node-critical" is forbidden: this is a system priority class and cannot be deleted`) {
+		t.Errorf("delete a system class: %s", r)
+	}
+	changed := "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: kc-batch}\nvalue: 1001\npreemptionPolicy: Never\n"
+	if r := e.podrun("apply", "-f", e.manifest(changed)); r.code != 2 || !strings.Contains(r.stderr, `The PriorityClass "kc-batch" is invalid: value: Forbidden: may not be changed in an update.`) {
+		t.Errorf("changed value: %s", r)
+	}
+	r = e.must("delete", "pc", "kc-batch", "-n", "default")
+	if r.stdout != "priorityclass.scheduling.k8s.io \"kc-batch\" deleted\n" || !strings.Contains(r.stderr, "Warning: deleting cluster-scoped resources, not scoped to the provided namespace") {
+		t.Errorf("delete pc -n default: %s", r)
+	}
+}
+
+// The API server's NotFound names a grouped resource with its group
+// (schema.GroupResource.String()): deployments.apps, jobs.batch, …, in get,
+// describe, delete and wait.
+func TestKubectlGroupedResourceErrors(t *testing.T) {
+	e := newEnv(t)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"get", "deployment", "kc-x"}, `deployments.apps "kc-x" not found`},
+		{[]string{"get", "rs", "kc-x"}, `replicasets.apps "kc-x" not found`},
+		{[]string{"get", "ds", "kc-x"}, `daemonsets.apps "kc-x" not found`},
+		{[]string{"get", "sts", "kc-x"}, `statefulsets.apps "kc-x" not found`},
+		{[]string{"get", "job", "kc-x"}, `jobs.batch "kc-x" not found`},
+		{[]string{"get", "cronjob", "kc-x"}, `cronjobs.batch "kc-x" not found`},
+		{[]string{"get", "pc", "kc-x"}, `priorityclasses.scheduling.k8s.io "kc-x" not found`},
+		{[]string{"get", "configmap", "kc-x"}, `configmaps "kc-x" not found`},
+		{[]string{"describe", "deployment", "kc-x"}, `deployments.apps "kc-x" not found`},
+		{[]string{"describe", "job", "kc-x"}, `jobs.batch "kc-x" not found`},
+		{[]string{"delete", "deployment", "kc-x"}, `deployments.apps "kc-x" not found`},
+		{[]string{"delete", "cronjob", "kc-x"}, `cronjobs.batch "kc-x" not found`},
+		{[]string{"delete", "pc", "kc-x"}, `priorityclasses.scheduling.k8s.io "kc-x" not found`},
+		{[]string{"wait", "deployment/kc-x", "--for=condition=Available", "--timeout=1s"}, `deployments.apps "kc-x" not found`},
+	} {
+		if r := e.podrun(tc.args...); r.code != 1 || !strings.Contains(r.stderr, tc.want) {
+			t.Errorf("%s: %s\nwant %q", strings.Join(tc.args, " "), r, tc.want)
+		}
+	}
+}
+
+// The Priority admission applies on create only (admission.go Admit): a pod
+// created before a globalDefault PriorityClass keeps priority 0, and applying
+// its unchanged manifest again is "unchanged", not a forbidden spec change;
+// a new pod gets the default class.
+func TestKubectlReapplyAfterDefaultPriorityClass(t *testing.T) {
+	e := newEnv(t)
+	pod := kcPod("kc-plain", "1", "sleep 3600")
+	if r := e.apply(pod); r.stdout != "pod/kc-plain created\n" {
+		t.Fatalf("apply: %s", r)
+	}
+	e.apply("apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: kc-default}\nvalue: 5\nglobalDefault: true\n")
+	if r := e.podrun("apply", "-f", e.manifest(pod)); r.code != 0 || r.stdout != "pod/kc-plain unchanged\n" {
+		t.Errorf("re-apply after a globalDefault class: %s", r)
+	}
+	if r := e.must("get", "pod", "kc-plain", "-o", "jsonpath={.spec.priority}/{.spec.priorityClassName}"); r.stdout != "0/" {
+		t.Errorf("the existing pod's priority: %q", r.stdout)
+	}
+	// A label change is still an update in place, the priority untouched.
+	labelled := strings.Replace(pod, "labels: {app: kc}", "labels: {app: kc, tier: x}", 1)
+	if r := e.podrun("apply", "-f", e.manifest(labelled)); r.code != 0 || r.stdout != "pod/kc-plain configured\n" {
+		t.Errorf("label change after a globalDefault class: %s", r)
+	}
+	if r := e.apply(kcPod("kc-new", "1", "sleep 3600")); r.stdout != "pod/kc-new created\n" {
+		t.Errorf("apply a new pod: %s", r)
+	}
+	if r := e.must("get", "pod", "kc-new", "-o", "jsonpath={.spec.priority}/{.spec.priorityClassName}"); r.stdout != "5/kc-default" {
+		t.Errorf("a new pod's priority: %q", r.stdout)
+	}
+	e.must("delete", "pod", "kc-plain", "kc-new", "--grace-period=1")
+	e.must("delete", "pc", "kc-default")
+}
