@@ -194,3 +194,120 @@ func TestKubectlReapplyAfterDefaultPriorityClass(t *testing.T) {
 	e.must("delete", "pod", "kc-plain", "kc-new", "--grace-period=1")
 	e.must("delete", "pc", "kc-default")
 }
+
+// test/e2e/kubectl/logs.go: a pod's logs filtered (--tail, --limit-bytes,
+// --timestamps), its default container by annotation, --all-containers, and
+// LogsOptions.Validate's refusals.
+func TestKubectlLogsOptions(t *testing.T) {
+	e := newEnv(t)
+	e.apply(`
+apiVersion: v1
+kind: Pod
+metadata:
+  name: kc-logs
+  annotations: {kubectl.kubernetes.io/default-container: c2}
+spec:
+  restartPolicy: Never
+  containers:
+  - {name: c1, image: busybox:1.28, command: ['sh', '-c', 'for i in $(seq 1 10); do echo one $i; done']}
+  - {name: c2, image: busybox:1.28, command: ['sh', '-c', 'for i in $(seq 1 20); do echo two $i; done']}
+`)
+	e.waitPhase("kc-logs", "Succeeded", 60*time.Second)
+	lines := func(out string) []string { return strings.Split(strings.TrimRight(out, "\n"), "\n") }
+	if r := e.must("logs", "kc-logs", "-c", "c1"); len(lines(r.stdout)) != 10 {
+		t.Errorf("logs -c c1: %s", r)
+	}
+	if r := e.must("logs", "kc-logs", "--all-containers"); len(lines(r.stdout)) != 30 {
+		t.Errorf("logs --all-containers: %s", r)
+	}
+	if r := e.must("logs", "kc-logs"); len(lines(r.stdout)) != 20 || !strings.HasPrefix(r.stdout, "two 1\n") {
+		t.Errorf("logs of the default container: %s", r)
+	}
+	if r := e.must("logs", "kc-logs", "c1", "--tail=1"); r.stdout != "one 10\n" {
+		t.Errorf("logs --tail=1: %s", r)
+	}
+	if r := e.must("logs", "kc-logs", "c1", "--limit-bytes=1"); r.stdout != "o" {
+		t.Errorf("logs --limit-bytes=1: %s", r)
+	}
+	r := e.must("logs", "kc-logs", "c1", "--tail=1", "--timestamps")
+	if w := strings.Split(strings.TrimRight(r.stdout, "\n"), " "); len(lines(r.stdout)) != 1 || len(w) < 2 {
+		t.Errorf("logs --tail=1 --timestamps: %s", r)
+	} else if _, err := time.Parse(time.RFC3339Nano, w[0]); err != nil {
+		t.Errorf("timestamp %q: %v", w[0], err)
+	}
+	if r := e.must("logs", "kc-logs", "c2", "-f", "--tail=2"); r.stdout != "two 19\ntwo 20\n" {
+		t.Errorf("logs -f of a container that has ended: %s", r)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"kc-logs", "-c", "c1", "--all-containers"}, "--all-containers=true should not be specified with container name c1"},
+		{[]string{"kc-logs", "c1", "-c", "c2"}, "only one of -c or an inline [CONTAINER] arg is allowed"},
+		{[]string{"kc-logs", "--limit-bytes=-1"}, "--limit-bytes must be greater than 0"},
+		{[]string{"kc-logs", "--tail=-2"}, "--tail must be greater than or equal to -1"},
+		{[]string{"kc-logs", "--since=1h", "--since-time=2026-01-01T00:00:00Z"}, "at most one of `sinceTime` or `sinceSeconds` may be specified"},
+	} {
+		if r := e.podrun(append([]string{"logs"}, tc.args...)...); r.code != 1 || !strings.Contains(r.stderr, tc.want) {
+			t.Errorf("logs %s: %s\nwant %q", strings.Join(tc.args, " "), r, tc.want)
+		}
+	}
+}
+
+// test/e2e/kubectl/logs.go "all pod logs": logs deploy/NAME takes one of
+// its pods (saying which), --all-pods every one, prefixed [pod/NAME/C], with
+// the default container or --all-containers; -f over more streams than
+// --max-log-requests is refused.
+func TestKubectlLogsOfDeployment(t *testing.T) {
+	e := newEnv(t)
+	e.apply(`
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: kc-dep}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: kc-dep}}
+  template:
+    metadata:
+      labels: {app: kc-dep}
+      annotations: {kubectl.kubernetes.io/default-container: c2}
+    spec:
+      terminationGracePeriodSeconds: 1
+      containers:
+      - {name: c1, image: busybox:1.28, command: ['sh', '-c', 'echo one; exec sleep 3600']}
+      - {name: c2, image: busybox:1.28, command: ['sh', '-c', 'echo two; exec sleep 3600']}
+`)
+	e.must("rollout", "status", "deployment/kc-dep", "--timeout=90s")
+	e.must("wait", "pod", "-l", "app=kc-dep", "--for=condition=Ready", "--timeout=60s")
+	names := strings.Fields(e.must("get", "pods", "-l", "app=kc-dep", "-o", "jsonpath={.items[*].metadata.name}").stdout)
+	if len(names) != 2 {
+		t.Fatalf("pods of the deployment: %v", names)
+	}
+	r := e.must("logs", "deploy/kc-dep")
+	if r.stdout != "two\n" || !strings.Contains(r.stderr, "Found 2 pods, using pod/") {
+		t.Errorf("logs deploy/kc-dep: %s", r)
+	}
+	r = e.must("logs", "deploy/kc-dep", "--all-pods")
+	for _, n := range names {
+		if !strings.Contains(r.stdout, "[pod/"+n+"/c2] two\n") {
+			t.Errorf("logs --all-pods: no line of %s: %s", n, r)
+		}
+	}
+	if strings.Contains(r.stdout, "/c1]") || len(strings.Split(strings.TrimSpace(r.stdout), "\n")) != 2 {
+		t.Errorf("logs --all-pods: %s", r)
+	}
+	r = e.must("logs", "deploy/kc-dep", "--all-pods", "--all-containers")
+	for _, n := range names {
+		for _, want := range []string{"[pod/" + n + "/c1] one\n", "[pod/" + n + "/c2] two\n"} {
+			if !strings.Contains(r.stdout, want) {
+				t.Errorf("logs --all-pods --all-containers: no %q: %s", want, r)
+			}
+		}
+	}
+	if r := e.podrun("logs", "-l", "app=kc-dep", "-f", "--max-log-requests=1"); r.code != 1 || !strings.Contains(r.stderr, "you are attempting to follow 2 log streams, but maximum allowed concurrency is 1, use --max-log-requests to increase the limit") {
+		t.Errorf("logs -f over --max-log-requests: %s", r)
+	}
+	if r := e.podrun("logs", "deploy/kc-none"); r.code != 1 || !strings.Contains(r.stderr, `deployments.apps "kc-none" not found`) {
+		t.Errorf("logs of a missing deployment: %s", r)
+	}
+}
