@@ -311,3 +311,87 @@ spec:
 		t.Errorf("logs of a missing deployment: %s", r)
 	}
 }
+
+// test/e2e/kubectl/kubectl.go "Kubectl label": label a pod, see it with -L,
+// remove it with KEY-; kubectl label's messages (labeled, not labeled,
+// unlabeled, modified), --overwrite, and annotate likewise; a Service's
+// endpoints follow a pod's new labels; a stored object is labelled too.
+func TestKubectlLabelAnnotate(t *testing.T) {
+	e := newEnv(t)
+	e.apply(kcPod("kc-pause", "1", "sleep 3600"))
+	e.must("wait", "pod/kc-pause", "--for=condition=Ready", "--timeout=60s")
+	if r := e.must("label", "pods", "kc-pause", "testing-label=testing-label-value"); r.stdout != "pod/kc-pause labeled\n" {
+		t.Errorf("label: %s", r)
+	}
+	if r := e.must("get", "pod", "kc-pause", "-L", "testing-label"); !strings.Contains(r.stdout, "testing-label-value") {
+		t.Errorf("get -L after label: %s", r)
+	}
+	if r := e.podrun("label", "pod/kc-pause", "testing-label=other"); r.code != 1 || !strings.Contains(r.stderr, "'testing-label' already has a value (testing-label-value), and --overwrite is false") {
+		t.Errorf("label without --overwrite: %s", r)
+	}
+	if r := e.must("label", "pod/kc-pause", "testing-label=testing-label-value"); r.stdout != "pod/kc-pause not labeled\n" {
+		t.Errorf("label again: %s", r)
+	}
+	if r := e.must("label", "pod/kc-pause", "testing-label=other", "x=y", "--overwrite"); r.stdout != "pod/kc-pause labeled\n" {
+		t.Errorf("label --overwrite: %s", r)
+	}
+	if r := e.must("label", "pods", "kc-pause", "x-", "z=1"); r.stdout != "pod/kc-pause modified\n" {
+		t.Errorf("label x- z=1: %s", r)
+	}
+	if r := e.must("label", "pods", "kc-pause", "testing-label-"); r.stdout != "pod/kc-pause unlabeled\n" {
+		t.Errorf("label testing-label-: %s", r)
+	}
+	if r := e.must("get", "pod", "kc-pause", "-L", "testing-label"); strings.Contains(r.stdout, "testing-label-value") || strings.Contains(r.stdout, "other") {
+		t.Errorf("get -L after removal: %s", r)
+	}
+	if r := e.must("get", "pod", "kc-pause", "-o", "jsonpath={.metadata.labels}"); r.stdout != `{"app":"kc","z":"1"}` {
+		t.Errorf("labels: %s", r)
+	}
+	// The pod is still the same running pod, and applying its manifest
+	// again changes nothing (kubectl apply leaves what it did not set).
+	if s := e.status("kc-pause"); s != "Running" {
+		t.Errorf("pod after relabelling: %s", s)
+	}
+	if r := e.podrun("label", "pods", "kc-pause", "a=b", "a-"); r.code != 2 || !strings.Contains(r.stderr, "can not both modify and remove a label in the same command") {
+		t.Errorf("modify and remove: %s", r)
+	}
+	if r := e.must("annotate", "pods", "kc-pause", "description=my pod"); r.stdout != "pod/kc-pause annotated\n" {
+		t.Errorf("annotate: %s", r)
+	}
+	if r := e.podrun("annotate", "pods", "kc-pause", "description=other"); r.code != 1 || !strings.Contains(r.stderr, "--overwrite is false but found the following declared annotation(s): 'description' already has a value (my pod)") {
+		t.Errorf("annotate without --overwrite: %s", r)
+	}
+	if r := e.must("get", "pod", "kc-pause", "-o", "jsonpath={.metadata.annotations.description}"); r.stdout != "my pod" {
+		t.Errorf("annotation: %q", r.stdout)
+	}
+	e.must("annotate", "pod/kc-pause", "description-")
+	if r := e.must("get", "pod", "kc-pause", "-o", "jsonpath={.metadata.annotations}"); strings.Contains(r.stdout, "description") {
+		t.Errorf("annotation after removal: %q", r.stdout)
+	}
+	// A Service's endpoints follow the new labels.
+	e.apply("apiVersion: v1\nkind: Service\nmetadata: {name: kc-svc}\nspec:\n  selector: {tier: web}\n  ports: [{port: 80}]\n")
+	e.must("label", "pod", "kc-pause", "tier=web")
+	ip := e.pod("kc-pause").Status.PodIP
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		r := e.must("get", "endpoints", "kc-svc")
+		if strings.Contains(r.stdout, ip+":80") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("endpoints of kc-svc after labelling the pod: %q, want %q", r.stdout, ip)
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	e.apply("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: kc-cm}\ndata: {a: b}\n")
+	if r := e.must("label", "configmap", "kc-cm", "team=infra"); r.stdout != "configmap/kc-cm labeled\n" {
+		t.Errorf("label configmap: %s", r)
+	}
+	if r := e.must("get", "cm", "-l", "team=infra", "-o", "name"); r.stdout != "configmap/kc-cm\n" {
+		t.Errorf("get cm -l after label: %s", r)
+	}
+	if r := e.podrun("label", "pods", "kc-none", "a=b"); r.code != 1 || !strings.Contains(r.stderr, `pods "kc-none" not found`) {
+		t.Errorf("label a missing pod: %s", r)
+	}
+}
