@@ -131,7 +131,7 @@ func (ch metaChange) apply(m map[string]string, overwrite, label bool) (map[stri
 		}
 		if len(bad) > 0 {
 			if label {
-				return nil, "", errors.New(strings.Join(bad, ", ")+", and --overwrite is false")
+				return nil, "", errors.New(strings.Join(bad, ", ") + ", and --overwrite is false")
 			}
 			return nil, "", fmt.Errorf("--overwrite is false but found the following declared annotation(s): %s", strings.Join(bad, "; "))
 		}
