@@ -131,7 +131,14 @@ func (ch metaChange) apply(m map[string]string, overwrite, label bool) (map[stri
 		}
 		if len(bad) > 0 {
 			if label {
-				return nil, "", errors.New(strings.Join(bad, ", ") + ", and --overwrite is false")
+				// validateNoOverwrites: one error a key, aggregated.
+				for i := range bad {
+					bad[i] += ", and --overwrite is false"
+				}
+				if len(bad) == 1 {
+					return nil, "", errors.New(bad[0])
+				}
+				return nil, "", errors.New("[" + strings.Join(bad, ", ") + "]")
 			}
 			return nil, "", fmt.Errorf("--overwrite is false but found the following declared annotation(s): %s", strings.Join(bad, "; "))
 		}
