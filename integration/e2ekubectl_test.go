@@ -395,3 +395,42 @@ func TestKubectlLabelAnnotate(t *testing.T) {
 		t.Errorf("label a missing pod: %s", r)
 	}
 }
+
+// kubectl get's output options on every kind, not only pods: -o jsonpath and
+// custom-columns for Services and Endpoints, --show-labels, -L and
+// --no-headers on the tables of Services, ConfigMaps, Deployments and
+// PriorityClasses (HumanReadablePrinter's label columns, LABELS last).
+func TestKubectlGetOutputOtherKinds(t *testing.T) {
+	e := newEnv(t)
+	e.apply(`
+apiVersion: v1
+kind: Service
+metadata: {name: kc-svc, labels: {tier: web}}
+spec: {selector: {app: kc}, ports: [{port: 80}]}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: kc-cm, labels: {team: infra}}
+data: {k: v}
+`)
+	if r := e.must("get", "svc", "kc-svc", "-o", "jsonpath={.spec.ports[0].port}"); r.stdout != "80" {
+		t.Errorf("get svc -o jsonpath: %s", r)
+	}
+	if r := e.must("get", "svc", "-o", "custom-columns=NAME:.metadata.name,PORT:.spec.ports[0].port"); r.stdout != "NAME     PORT\nkc-svc   80\n" {
+		t.Errorf("get svc -o custom-columns: %q", r.stdout)
+	}
+	if r := e.must("get", "endpoints", "kc-svc", "-o", "jsonpath={.metadata.name}"); r.stdout != "kc-svc" {
+		t.Errorf("get endpoints -o jsonpath: %s", r)
+	}
+	r := e.must("get", "svc", "--show-labels", "-L", "tier")
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	if len(lines) != 2 || strings.Join(strings.Fields(lines[0]), " ") != "NAME TYPE CLUSTER-IP EXTERNAL-IP PORT(S) AGE TIER LABELS" || !strings.HasSuffix(lines[1], "web    tier=web") {
+		t.Errorf("get svc --show-labels -L tier: %q", r.stdout)
+	}
+	if r := e.must("get", "cm", "kc-cm", "--show-labels", "--no-headers"); !strings.HasPrefix(r.stdout, "kc-cm ") || !strings.HasSuffix(r.stdout, "team=infra\n") || strings.Contains(r.stdout, "NAME") {
+		t.Errorf("get cm --show-labels --no-headers: %q", r.stdout)
+	}
+	if r := e.must("get", "pc", "--no-headers"); strings.Contains(r.stdout, "NAME") || !strings.HasPrefix(r.stdout, "system-cluster-critical ") {
+		t.Errorf("get pc --no-headers: %q", r.stdout)
+	}
+}

@@ -223,12 +223,13 @@ func printWorkloadTable(objs []metav1.Object, wide, allNS bool, prefix string, n
 	w := printers.NewTabWriter(os.Stdout)
 	for i, o := range objs {
 		header, row := workloadRow(o, wide, now)
+		header, row = getTable.header(header), getTable.row(row, o.GetLabels())
 		row[0] = prefix + row[0]
 		if allNS {
 			header = append([]string{"NAMESPACE"}, header...)
 			row = append([]string{o.GetNamespace()}, row...)
 		}
-		if i == 0 {
+		if i == 0 && !getTable.noHeaders {
 			fmt.Fprintln(w, strings.Join(header, "\t"))
 		}
 		fmt.Fprintln(w, strings.Join(row, "\t"))
