@@ -434,3 +434,25 @@ data: {k: v}
 		t.Errorf("get pc --no-headers: %q", r.stdout)
 	}
 }
+
+// kubectl exec's exit codes (the command's own; an unknown container is the
+// API server's BadRequest, exit 1) and kubectl wait's timeout words
+// ("timed out waiting for the condition on pods/NAME"; podrun exits 124).
+func TestKubectlExecAndWaitErrors(t *testing.T) {
+	e := newEnv(t)
+	e.apply(kcPod("kc-exec", "1", "sleep 3600"))
+	e.must("wait", "pod/kc-exec", "--for=condition=Ready", "--timeout=60s")
+	if r := e.podrun("exec", "kc-exec", "--", "sh", "-c", "exit 3"); r.code != 3 {
+		t.Errorf("exec exit 3: %s", r)
+	}
+	if r := e.podrun("exec", "kc-exec", "-c", "nope", "--", "true"); r.code != 1 || !strings.Contains(r.stderr, "container nope is not valid for pod kc-exec") {
+		t.Errorf("exec -c nope: %s", r)
+	}
+	if r := e.podrun("wait", "pod/kc-exec", "--for=condition=Nope", "--timeout=1s"); r.code == 0 || !strings.Contains(r.stderr, "timed out waiting for the condition on pods/kc-exec") {
+		t.Errorf("wait timeout: %s", r)
+	}
+	e.apply("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: kc-cm}\ndata: {a: b}\n")
+	if r := e.podrun("wait", "configmap/kc-cm", "--for=delete", "--timeout=1s"); r.code == 0 || !strings.Contains(r.stderr, "timed out waiting for the condition on configmaps/kc-cm") {
+		t.Errorf("wait --for=delete timeout: %s", r)
+	}
+}
