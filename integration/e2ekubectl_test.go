@@ -456,3 +456,45 @@ func TestKubectlExecAndWaitErrors(t *testing.T) {
 		t.Errorf("wait --for=delete timeout: %s", r)
 	}
 }
+
+// test/e2e/kubectl/kubectl.go "should check if kubectl describe prints
+// relevant information for cronjob" (describe.go describeCronJob with
+// describeJobTemplate).
+func TestKubectlDescribeCronJob(t *testing.T) {
+	e := newEnv(t)
+	e.apply(`
+apiVersion: batch/v1
+kind: CronJob
+metadata: {name: kc-cronjob}
+spec:
+  schedule: "*/1 * * * *"
+  startingDeadlineSeconds: 30
+  suspend: true
+  jobTemplate:
+    spec:
+      template:
+        spec:
+          restartPolicy: OnFailure
+          containers: [{name: c, image: busybox:1.28, command: ["true"]}]
+`)
+	r := e.must("describe", "cronjob", "kc-cronjob")
+	for _, want := range [][]string{
+		{"Name:", "kc-cronjob"}, {"Namespace:", "default"}, {"Labels:"}, {"Annotations:"},
+		{"Schedule:", "*/1 * * * *"}, {"Concurrency Policy:", "Allow"}, {"Suspend:", "True"},
+		{"Successful Job History Limit:", "3"}, {"Failed Job History Limit:", "1"},
+		{"Starting Deadline Seconds:", "30s"}, {"Selector:"}, {"Parallelism:"}, {"Completions:"},
+	} {
+		found := false
+		for _, l := range strings.Split(r.stdout, "\n") {
+			ok := true
+			for _, w := range want {
+				ok = ok && strings.Contains(l, w)
+			}
+			found = found || ok
+		}
+		if !found {
+			t.Errorf("describe cronjob: no line with %q:\n%s", want, r.stdout)
+		}
+	}
+	e.must("delete", "cronjob", "kc-cronjob")
+}

@@ -355,12 +355,48 @@ func describeWorkload(l store.Layout, o metav1.Object) {
 			}
 		}()
 	case *batchv1.CronJob:
-		tmpl = &v.Spec.JobTemplate.Spec.Template
+		// describeCronJob, with describeJobTemplate.
+		unset := func(p *int32, format string) string {
+			if p == nil {
+				return "<unset>"
+			}
+			return fmt.Sprintf(format, *p)
+		}
 		kv("Schedule", v.Spec.Schedule)
 		kv("Concurrency Policy", v.Spec.ConcurrencyPolicy)
-		kv("Suspend", v.Spec.Suspend != nil && *v.Spec.Suspend)
-		kv("Successful Job History Limit", *v.Spec.SuccessfulJobsHistoryLimit)
-		kv("Failed Job History Limit", *v.Spec.FailedJobsHistoryLimit)
+		switch {
+		case v.Spec.Suspend == nil:
+			kv("Suspend", "<unset>")
+		case *v.Spec.Suspend:
+			kv("Suspend", "True")
+		default:
+			kv("Suspend", "False")
+		}
+		if v.Spec.TimeZone != nil {
+			kv("Time Zone", *v.Spec.TimeZone)
+		} else {
+			kv("Time Zone", "<unset>")
+		}
+		kv("Successful Job History Limit", unset(v.Spec.SuccessfulJobsHistoryLimit, "%d"))
+		kv("Failed Job History Limit", unset(v.Spec.FailedJobsHistoryLimit, "%d"))
+		if d := v.Spec.StartingDeadlineSeconds; d != nil {
+			kv("Starting Deadline Seconds", fmt.Sprintf("%ds", *d))
+		} else {
+			kv("Starting Deadline Seconds", "<unset>")
+		}
+		js := v.Spec.JobTemplate.Spec
+		if js.Selector != nil {
+			s, _ := metav1.LabelSelectorAsSelector(js.Selector)
+			kv("Selector", s)
+		} else {
+			kv("Selector", "<unset>")
+		}
+		kv("Parallelism", unset(js.Parallelism, "%d"))
+		kv("Completions", unset(js.Completions, "%d"))
+		if d := js.ActiveDeadlineSeconds; d != nil {
+			kv("Active Deadline Seconds", fmt.Sprintf("%ds", *d))
+		}
+		describePodTemplate(w, &js.Template)
 		if v.Status.LastScheduleTime != nil {
 			kv("Last Schedule Time", v.Status.LastScheduleTime.Time.Format(time.RFC1123Z))
 		} else {
