@@ -498,3 +498,38 @@ spec:
 	}
 	e.must("delete", "cronjob", "kc-cronjob")
 }
+
+// test/e2e/kubectl/kubectl.go "should check if kubectl describe prints
+// relevant information for rc and pods", for a Deployment: the pod's
+// "Controlled By: ReplicaSet/NAME" (printController), the Deployment's
+// labels one a line and annotations as "key: value"
+// (printLabelsMultiline, printAnnotationsMultiline).
+func TestKubectlDescribeDeploymentAndPod(t *testing.T) {
+	e := newEnv(t)
+	e.apply(`
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: kc-web, labels: {app: agnhost, role: primary}}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: kc-web}}
+  template:
+    metadata: {labels: {app: kc-web}}
+    spec:
+      terminationGracePeriodSeconds: 1
+      containers: [{name: c, image: busybox:1.28, command: [sleep, "3600"]}]
+`)
+	e.must("rollout", "status", "deployment/kc-web", "--timeout=90s")
+	pod := strings.TrimSpace(e.must("get", "pods", "-l", "app=kc-web", "-o", "jsonpath={.items[0].metadata.name}").stdout)
+	rs := strings.TrimSpace(e.must("get", "rs", "-l", "app=kc-web", "-o", "jsonpath={.items[0].metadata.name}").stdout)
+	r := e.must("describe", "pod", pod)
+	for _, want := range []string{"\nStatus:           Running\n", "\nControlled By:    ReplicaSet/" + rs + "\n", "QoS Class:        BestEffort", "State:          Running"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("describe pod: no %q:\n%s", want, r.stdout)
+		}
+	}
+	r = e.must("describe", "deployment", "kc-web")
+	if !regexp.MustCompile(`\nLabels: +app=agnhost\n +role=primary\nAnnotations: +deployment\.kubernetes\.io/revision: 1\n`).MatchString(r.stdout) {
+		t.Errorf("describe deployment:\n%s", r.stdout)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -210,6 +211,29 @@ func orNone(s string) string {
 	return s
 }
 
+// multiline is kubectl describe's printLabelsMultiline ("k=v") and
+// printAnnotationsMultiline ("k: v", without kubectl's last-applied
+// annotation): one key a line, sorted, the later lines in the value column
+// of the tabwriter.
+func multiline(m map[string]string, sep string) string {
+	var keys []string
+	for k := range m {
+		if sep == ": " && k == corev1.LastAppliedConfigAnnotation {
+			continue
+		}
+		keys = append(keys, k)
+	}
+	if len(keys) == 0 {
+		return "<none>"
+	}
+	sort.Strings(keys)
+	var lines []string
+	for _, k := range keys {
+		lines = append(lines, k+sep+m[k])
+	}
+	return strings.Join(lines, "\n\t")
+}
+
 func labelsString(m map[string]string) string {
 	if len(m) == 0 {
 		return ""
@@ -246,8 +270,8 @@ func describeWorkload(l store.Layout, o metav1.Object) {
 	kv("Name", o.GetName())
 	kv("Namespace", o.GetNamespace())
 	kv("CreationTimestamp", o.GetCreationTimestamp().Time.Format(time.RFC1123Z))
-	kv("Labels", orNone(labelsString(o.GetLabels())))
-	kv("Annotations", orNone(labelsString(o.GetAnnotations())))
+	kv("Labels", multiline(o.GetLabels(), "="))
+	kv("Annotations", multiline(o.GetAnnotations(), ": "))
 	var tmpl *corev1.PodTemplateSpec
 	var sel *metav1.LabelSelector
 	switch v := o.(type) {
