@@ -70,6 +70,10 @@ func TestKubectlDeleteForce(t *testing.T) {
 	if r.stdout != "pod \"kc-force\" force deleted\n" || !strings.Contains(r.stderr, "Warning: Immediate deletion does not wait for confirmation that the running resource has been terminated. The resource may continue to run on the cluster indefinitely.") {
 		t.Errorf("delete --force: %s", r)
 	}
+	e.apply("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: kc-cm}\ndata: {a: b}\n")
+	if r := e.must("delete", "configmap", "kc-cm", "--force", "--grace-period=0"); r.stdout != "configmap \"kc-cm\" force deleted\n" {
+		t.Errorf("delete configmap --force: %s", r)
+	}
 }
 
 // kubectl describe priorityclass (describe.go describePriorityClass), the

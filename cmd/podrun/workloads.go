@@ -525,7 +525,11 @@ func deleteWorkloads(c *cli.Context, l store.Layout, objs []objectName, opts sup
 			continue
 		}
 		owners[obj.GetUID()] = true
-		fmt.Printf("%s %q deleted\n", o.kind.Resource(), o.name)
+		deleted := "deleted"
+		if g := opts.GracePeriod; g != nil && *g == 0 {
+			deleted = "force deleted" // kubectl delete's PrintObj
+		}
+		fmt.Printf("%s %q %s\n", o.kind.Resource(), o.name, deleted)
 	}
 	if len(owners) == 0 {
 		return errs
