@@ -3,10 +3,10 @@ package supervisor
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 
 	"github.com/podrun/podrun/store"
 )
@@ -37,7 +37,7 @@ func UpdateMeta(l store.Layout, namespace, name string, change func(pod *corev1.
 	if err := change(pod); err != nil {
 		return nil, err
 	}
-	if equality.Semantic.DeepEqual(pod.Labels, rec.Pod.Labels) && equality.Semantic.DeepEqual(pod.Annotations, rec.Pod.Annotations) {
+	if maps.Equal(pod.Labels, rec.Pod.Labels) && maps.Equal(pod.Annotations, rec.Pod.Annotations) {
 		return pod, ErrUnchanged
 	}
 	applied, _ := os.ReadFile(rec.Paths.AppliedFile())
