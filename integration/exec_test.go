@@ -84,8 +84,8 @@ spec:
 	if !strings.Contains(got, "30 100\r\n") {
 		t.Fatalf("exec -it printed %q: lines end without \\r on a raw terminal", got)
 	}
-	// A container that is not running.
-	if r := e.podrun("exec", "shell", "-c", "nope", "--", "true"); r.code != 2 {
+	// A container the pod does not have: the API server's BadRequest, exit 1 as kubectl.
+	if r := e.podrun("exec", "shell", "-c", "nope", "--", "true"); r.code != 1 {
 		t.Fatalf("exec in an unknown container: %s", r)
 	}
 }

@@ -26,6 +26,57 @@ type Plan struct {
 	// references to ConfigMaps or Secrets the manifest does not contain
 	// (the kubelet would fail to start the container).
 	Warnings []string
+	// Requested, when set, is the pod's priority fields as its manifest
+	// gave them, before the Priority admission filled them in (input's
+	// AdmitPriority): the admission applies on create only, so an apply
+	// of a pod that exists compares the manifest's own fields (ForUpdate).
+	Requested *PriorityFields
+}
+
+// PriorityFields are the pod spec fields the Priority admission sets.
+type PriorityFields struct {
+	ClassName        string
+	Priority         *int32
+	PreemptionPolicy *corev1.PreemptionPolicy
+}
+
+// PriorityFieldsOf are pod's priority fields, copied.
+func PriorityFieldsOf(pod *corev1.Pod) *PriorityFields {
+	f := &PriorityFields{ClassName: pod.Spec.PriorityClassName}
+	if p := pod.Spec.Priority; p != nil {
+		f.Priority = ptrTo(*p)
+	}
+	if p := pod.Spec.PreemptionPolicy; p != nil {
+		f.PreemptionPolicy = ptrTo(*p)
+	}
+	return f
+}
+
+// ForUpdate is the plan as an update of old sees it: the Priority admission
+// runs on create only (plugin/pkg/admission/priority admission.go Admit
+// ignores every operation but CREATE), so the priority fields the manifest
+// leaves unset keep old's values, as kubectl apply's patch leaves them,
+// instead of what the admission computed for a new pod (a globalDefault
+// class created since does not change an existing pod).
+func (p *Plan) ForUpdate(old *corev1.Pod) *Plan {
+	r := p.Requested
+	if r == nil {
+		return p
+	}
+	out := *p
+	out.Pod = p.Pod.DeepCopy()
+	spec := &out.Pod.Spec
+	spec.PriorityClassName, spec.Priority, spec.PreemptionPolicy = r.ClassName, r.Priority, r.PreemptionPolicy
+	if spec.PriorityClassName == "" {
+		spec.PriorityClassName = old.Spec.PriorityClassName
+	}
+	if spec.Priority == nil {
+		spec.Priority = old.Spec.Priority
+	}
+	if spec.PreemptionPolicy == nil {
+		spec.PreemptionPolicy = old.Spec.PreemptionPolicy
+	}
+	return &out
 }
 
 // NewPlan is the plan of pod, a defaulted pod that was validated before (the

@@ -60,6 +60,16 @@ func SystemPriorityClasses() []*schedulingv1.PriorityClass {
 	}
 }
 
+// IsSystemPriorityClass reports whether name is one of SystemPriorityClasses.
+func IsSystemPriorityClass(name string) bool {
+	for _, s := range SystemPriorityClasses() {
+		if s.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
 // ValidatePriorityClass is the API server's ValidatePriorityClass: a DNS
 // subdomain name, "system-" names reserved, a value no higher than
 // HighestUserDefinablePriority.

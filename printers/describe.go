@@ -77,6 +77,10 @@ func Describe(w io.Writer, pod *corev1.Pod, extra Extra, now time.Time) {
 			p.kv(1, "IP", ip.IP)
 		}
 	}
+	// describePod's printController: the controller's Kind/Name.
+	if ref := metav1.GetControllerOf(pod); ref != nil {
+		p.kv(0, "Controlled By", ref.Kind+"/"+ref.Name)
+	}
 	p.top = 0 // the block ends here
 	if len(pod.Spec.InitContainers) > 0 {
 		p.line(0, "Init Containers:")

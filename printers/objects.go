@@ -9,6 +9,8 @@ import (
 	"text/tabwriter"
 
 	corev1 "k8s.io/api/core/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	"k8s.io/apimachinery/pkg/labels"
 )
 
 func sortedKeys[V any](m map[string]V) []string {
@@ -129,5 +131,24 @@ func DescribeNamespace(w io.Writer, ns *corev1.Namespace) {
 	}
 	fmt.Fprintf(tw, "Status:\t%s\n", phase)
 	fmt.Fprintf(tw, "\nNo resource quota.\n\nNo LimitRange resource.\n")
+	_ = tw.Flush()
+}
+
+// DescribePriorityClass is kubectl's describe of a PriorityClass (describe.go
+// describePriorityClass): the annotations on one line as labels.FormatLabels
+// writes them, then the events (none are recorded for a class).
+func DescribePriorityClass(w io.Writer, pc *schedulingv1.PriorityClass) {
+	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+	fmt.Fprintf(tw, "Name:\t%s\n", pc.Name)
+	fmt.Fprintf(tw, "Value:\t%v\n", pc.Value)
+	fmt.Fprintf(tw, "GlobalDefault:\t%v\n", pc.GlobalDefault)
+	policy := ""
+	if pc.PreemptionPolicy != nil {
+		policy = string(*pc.PreemptionPolicy)
+	}
+	fmt.Fprintf(tw, "PreemptionPolicy:\t%s\n", policy)
+	fmt.Fprintf(tw, "Description:\t%s\n", pc.Description)
+	fmt.Fprintf(tw, "Annotations:\t%s\n", labels.FormatLabels(pc.Annotations))
+	fmt.Fprintf(tw, "Events:\t<none>\n")
 	_ = tw.Flush()
 }

@@ -14,7 +14,6 @@ import (
 	"golang.org/x/sys/unix"
 	"golang.org/x/term"
 
-	"github.com/podrun/podrun/internal/errdefs"
 	"github.com/podrun/podrun/store"
 )
 
@@ -41,7 +40,8 @@ type ExecOptions struct {
 func Exec(l store.Layout, rec *store.Record, container string, args []string, opts ExecOptions) (int, error) {
 	st, ok := store.ContainerStatus(rec.Pod, container)
 	if !ok {
-		return 0, errdefs.Invalid(fmt.Errorf("container %s is not valid for pod %s", container, rec.Pod.Name))
+		// The API server's BadRequest, which kubectl exits 1 with.
+		return 0, fmt.Errorf("container %s is not valid for pod %s", container, rec.Pod.Name)
 	}
 	if st.State.Running == nil {
 		return 0, fmt.Errorf("unable to upgrade connection: container not found (%q): container %s in pod %s is not running", container, container, rec.Pod.Name)

@@ -60,7 +60,7 @@ func prepareClaim(l Layout, oldObj, obj object) error {
 			oldSpec.Resources.Requests, newSpec.Resources.Requests = nil, nil
 			oldSpec.VolumeAttributesClassName, newSpec.VolumeAttributesClassName = nil, nil
 			if !reflect.DeepEqual(oldSpec, newSpec) {
-				return errdefs.Invalid(fmt.Errorf("PersistentVolumeClaim %q is invalid: spec: Forbidden: spec is immutable after creation except resources.requests and volumeAttributesClassName for bound claims", c.Name))
+				return errdefs.Invalid(fmt.Errorf("The PersistentVolumeClaim %q is invalid: spec: Forbidden: spec is immutable after creation except resources.requests and volumeAttributesClassName for bound claims", c.Name))
 			}
 			if !reflect.DeepEqual(old.Spec.Resources.Requests, c.Spec.Resources.Requests) {
 				return errdefs.Invalid(fmt.Errorf("persistentvolumeclaims %q is forbidden: only dynamically provisioned pvc can be resized and the storageclass that provisions the pvc must support resize", c.Name))

@@ -7,6 +7,9 @@ package store
 import (
 	"fmt"
 	"path/filepath"
+	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // Layout says where podrun keeps things on this host. Root survives reboots
@@ -131,3 +134,17 @@ func (p PodPaths) RootfsDir(container string) string {
 
 // NSDir holds the pinned IPC and UTS namespaces and the pod's /dev/shm.
 func (p PodPaths) NSDir() string { return filepath.Join(p.RunDir, "ns") }
+
+// Created is when the store was made: the birth time of its root directory
+// (statx), zero when the file system does not record one. The objects every
+// cluster has from its start (the system PriorityClasses, the system
+// namespaces) were created then, as the API server creates them when it
+// first starts on an empty etcd (scheduling's PostStartHook
+// AddSystemPriorityClasses, the system namespaces controller).
+func (l Layout) Created() time.Time {
+	var st unix.Statx_t
+	if err := unix.Statx(unix.AT_FDCWD, l.Root, 0, unix.STATX_BTIME, &st); err != nil || st.Mask&unix.STATX_BTIME == 0 || st.Btime.Sec <= 0 {
+		return time.Time{}
+	}
+	return time.Unix(st.Btime.Sec, int64(st.Btime.Nsec))
+}

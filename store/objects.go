@@ -78,6 +78,16 @@ func (k *Kind) Resource() string {
 	return strings.ToLower(k.Name) + "." + k.Group
 }
 
+// GroupResource is the API server's name of the kind's resource in its
+// errors: "configmaps", "deployments.apps" (schema.GroupResource.String(),
+// which apierrors.NewNotFound and NewAlreadyExists print).
+func (k *Kind) GroupResource() string {
+	if k.Group == "" {
+		return k.Plural
+	}
+	return k.Plural + "." + k.Group
+}
+
 // object is what the store needs of an API object.
 type object interface {
 	metav1.Object
@@ -159,17 +169,18 @@ func secretData(s *corev1.Secret) map[string][]byte {
 }
 
 // checkImmutable refuses a change of an immutable object as the API server
-// does: with the kind's field errors (apierrors.NewInvalid's message), or
-// without them, any change.
+// does: with the kind's field errors, or without them, any change; worded as
+// kubectl prints an Invalid error (cmdutil checkErr: "The %s %q is invalid"
+// with the status details' kind, never its group).
 func (k *Kind) checkImmutable(old, obj object) error {
 	if !k.immutable(old) {
 		return nil
 	}
 	if k.immutableUpdate == nil {
-		return errdefs.Invalid(fmt.Errorf("%s %q is invalid: the data of an immutable %s cannot be changed: delete it and create it again", k.Name, obj.GetName(), k.Name))
+		return errdefs.Invalid(fmt.Errorf("The %s %q is invalid: the data of an immutable %s cannot be changed: delete it and create it again", k.Name, obj.GetName(), k.Name))
 	}
 	if errs := k.immutableUpdate(old, obj); len(errs) > 0 {
-		return errdefs.Invalid(fmt.Errorf("%s %q is invalid: %v", k.Name, obj.GetName(), errs.ToAggregate()))
+		return errdefs.Invalid(fmt.Errorf("The %s %q is invalid: %v", k.Name, obj.GetName(), errs.ToAggregate()))
 	}
 	return nil
 }
@@ -428,9 +439,9 @@ func (l Layout) Get(k *Kind, namespace, name string) (object, error) {
 	obj, err := l.readObject(k, l.objectPath(k, namespace, name))
 	if errors.Is(err, fs.ErrNotExist) || (err == nil && obj.GetName() != name) {
 		if k.ClusterScoped {
-			return nil, errdefs.Class(errdefs.ErrNotFound, fmt.Errorf("%s %q not found", k.Plural, name))
+			return nil, errdefs.Class(errdefs.ErrNotFound, fmt.Errorf("%s %q not found", k.GroupResource(), name))
 		}
-		return nil, errdefs.Class(errdefs.ErrNotFound, fmt.Errorf("%s %q not found in namespace %q", k.Plural, name, namespace))
+		return nil, errdefs.Class(errdefs.ErrNotFound, fmt.Errorf("%s %q not found in namespace %q", k.GroupResource(), name, namespace))
 	}
 	return obj, err
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	schedulingv1 "k8s.io/api/scheduling/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/podrun/podrun/internal/errdefs"
 	"github.com/podrun/podrun/podspec"
@@ -38,13 +39,15 @@ var PriorityClassKind = &Kind{
 func preparePriorityClass(l Layout, old, obj object) error {
 	pc := obj.(*schedulingv1.PriorityClass)
 	if old != nil {
-		// ValidatePriorityClassUpdate: value and preemptionPolicy stay.
+		// ValidatePriorityClassUpdate: value and preemptionPolicy stay
+		// (worded as kubectl's checkErr prints an Invalid error: the kind
+		// without its group).
 		o := old.(*schedulingv1.PriorityClass)
 		if o.Value != pc.Value {
-			return errdefs.Invalid(fmt.Errorf("PriorityClass.scheduling.k8s.io %q is invalid: value: Forbidden: may not be changed in an update.", pc.Name))
+			return errdefs.Invalid(fmt.Errorf("The PriorityClass %q is invalid: value: Forbidden: may not be changed in an update.", pc.Name))
 		}
 		if !reflect.DeepEqual(o.PreemptionPolicy, pc.PreemptionPolicy) {
-			return errdefs.Invalid(fmt.Errorf("PriorityClass.scheduling.k8s.io %q is invalid: preemptionPolicy: Invalid value: %q: field is immutable", pc.Name, *pc.PreemptionPolicy))
+			return errdefs.Invalid(fmt.Errorf("The PriorityClass %q is invalid: preemptionPolicy: Invalid value: %q: field is immutable", pc.Name, *pc.PreemptionPolicy))
 		}
 	}
 	// The Priority admission's validatePriorityClass: one default only.
@@ -60,6 +63,11 @@ func preparePriorityClass(l Layout, old, obj object) error {
 // stored, by name (as the API server lists them).
 func (l Layout) PriorityClasses() []*schedulingv1.PriorityClass {
 	out := podspec.SystemPriorityClasses()
+	if created := l.Created(); !created.IsZero() {
+		for _, pc := range out {
+			pc.CreationTimestamp = metav1.NewTime(created)
+		}
+	}
 	stored, _ := l.List(PriorityClassKind, "")
 	for _, o := range stored {
 		out = append(out, o.(*schedulingv1.PriorityClass))

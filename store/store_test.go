@@ -254,12 +254,12 @@ func TestObjects(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, err := l.Put(ConfigMapKind, func() *corev1.ConfigMap { c := cm("4"); c.Immutable = &yes; return c }()); !errdefs.IsInvalid(err) ||
-		err.Error() != "ConfigMap \"cfg\" is invalid: data: Forbidden: field is immutable when `immutable` is set" {
+		err.Error() != "The ConfigMap \"cfg\" is invalid: data: Forbidden: field is immutable when `immutable` is set" {
 		t.Errorf("changing an immutable ConfigMap: %v", err)
 	}
 	no := false
 	if _, err := l.Put(ConfigMapKind, func() *corev1.ConfigMap { c := cm("4"); c.Immutable = &no; return c }()); !errdefs.IsInvalid(err) ||
-		err.Error() != "ConfigMap \"cfg\" is invalid: [immutable: Forbidden: field is immutable when `immutable` is set, data: Forbidden: field is immutable when `immutable` is set]" {
+		err.Error() != "The ConfigMap \"cfg\" is invalid: [immutable: Forbidden: field is immutable when `immutable` is set, data: Forbidden: field is immutable when `immutable` is set]" {
 		t.Errorf("making an immutable ConfigMap mutable: %v", err)
 	}
 	// configmap_volume.go "should be immutable if `immutable` field is set":

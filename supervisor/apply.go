@@ -197,6 +197,9 @@ func conflict(l store.Layout, plan *podspec.Plan, opts ApplyOptions) error {
 	if opts.Force {
 		return nil
 	}
+	if old.Broken == nil {
+		plan = plan.ForUpdate(old.Pod) // admission applies on create only
+	}
 	prev, _ := os.ReadFile(old.Paths.AppliedFile())
 	if string(prev) == appliedHash(plan, opts.Settings) && old.Broken == nil {
 		return nil // unchanged (a finished pod too), or run again after its supervisor was lost
@@ -227,6 +230,11 @@ func applyLocked(l store.Layout, plan *podspec.Plan, opts ApplyOptions) (*ApplyR
 	hash := appliedHash(plan, opts.Settings)
 	action := "created"
 	if old, err := store.FindPod(l, plan.Pod.Namespace, plan.Pod.Name); err == nil {
+		created := plan // what a replacement (--force) creates, admitted
+		if old.Broken == nil {
+			plan = plan.ForUpdate(old.Pod) // admission applies on create only
+			hash = appliedHash(plan, opts.Settings)
+		}
 		prev, _ := os.ReadFile(old.Paths.AppliedFile())
 		// Under the reservation no other apply is starting this pod, so a pod
 		// without a live supervisor is lost even if it never started.
@@ -263,6 +271,7 @@ func applyLocked(l store.Layout, plan *podspec.Plan, opts ApplyOptions) (*ApplyR
 		if err := deleteLocked(l, old, DeleteOptions{}); err != nil {
 			return nil, fmt.Errorf("replacing pod %s: %w", old.Key(), err)
 		}
+		plan, hash = created, appliedHash(created, opts.Settings)
 		action = "replaced"
 	} else if !errors.Is(err, store.ErrNotFound) {
 		return nil, err

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/podrun/podrun/controllers"
 	"github.com/podrun/podrun/internal/ownerproc"
+	"github.com/podrun/podrun/podspec"
 	"github.com/podrun/podrun/serviceowner"
 	"github.com/podrun/podrun/store"
 	"github.com/podrun/podrun/supervisor"
@@ -44,6 +46,7 @@ func deleteCommand() *cli.Command {
 			&cli.BoolFlag{Name: "force", Usage: "kill immediately (with no --grace-period)"},
 			&cli.BoolFlag{Name: "ignore-not-found", Usage: "no error when a pod does not exist"},
 			&cli.BoolFlag{Name: "wait", Value: true, Usage: "wait until the pods are gone; --wait=false returns once their deletion is requested"},
+			&cli.DurationFlag{Name: "timeout", Usage: "how long to wait for the pods to be gone before giving up (0: as long as it takes); the deletion goes on"},
 		),
 		Action: runDelete,
 	}
@@ -72,9 +75,32 @@ func runDelete(c *cli.Context) error {
 		// loss, we convert --grace-period=0 into --grace-period=1."
 		g = 1
 	}
+	if opts.Force && g < 0 {
+		g = 0
+	}
+	// DeleteOptions.Validate: --force with a grace period is refused, and
+	// an immediate deletion warned about.
+	switch {
+	case g > 0 && opts.Force:
+		return failed("--force and --grace-period greater than 0 cannot be specified together")
+	case g == 0 && opts.Force:
+		fmt.Fprintln(os.Stderr, "Warning: Immediate deletion does not wait for confirmation that the running resource has been terminated. The resource may continue to run on the cluster indefinitely.")
+	}
 	if g >= 0 {
 		opts.GracePeriod = &g
 	}
+	// kubectl's PrintObj: "force deleted" for a deletion with grace period 0.
+	deleted := "deleted"
+	if g == 0 {
+		deleted = "force deleted"
+	}
+	// --timeout (kubectl delete's): the deletions are requested, then waited
+	// for until the timeout; 0 waits as long as it takes, as kubectl's week.
+	timeout := c.Duration("timeout")
+	if timeout < 0 {
+		return usageError("--timeout must not be negative")
+	}
+	timed := timeout > 0 && !opts.NoWait
 	var recs []*store.Record
 	var errs []error
 	var objects []objectName // ConfigMaps and Secrets to delete, after the pods
@@ -180,21 +206,33 @@ func runDelete(c *cli.Context) error {
 	// Pods stop concurrently, each within its own grace period.
 	var mu sync.Mutex
 	var wg sync.WaitGroup
+	podOpts := opts
+	if timed {
+		// Requested as --wait=false does, then waited for below.
+		podOpts.NoWait = true
+	}
+	var requested []*store.Record
 	for _, rec := range recs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			err := deletePod(c, l, rec, opts)
+			err := deletePod(c, l, rec, podOpts)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
 				errs = append(errs, err)
 				return
 			}
-			fmt.Printf("pod %q deleted\n", rec.Pod.Name)
+			requested = append(requested, rec)
+			fmt.Printf("pod %q %s\n", rec.Pod.Name, deleted)
 		}()
 	}
 	wg.Wait()
+	if timed && len(requested) > 0 {
+		if err := waitPodsGone(l, requested, timeout); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	// Workload objects go with what they own.
 	var workloads []objectName
 	rest := objects[:0:0]
@@ -208,9 +246,20 @@ func runDelete(c *cli.Context) error {
 	objects = rest
 	errs = append(errs, deleteWorkloads(c, l, workloads, opts, c.Bool("ignore-not-found"))...)
 	var namespaces []string
+	warnClusterScope := c.String("namespace") != "" && !c.Bool("all-namespaces")
 	for _, o := range objects {
+		if o.kind.ClusterScoped && warnClusterScope {
+			// DeleteOptions.DeleteResult, once, for -n with a cluster-scoped kind.
+			fmt.Fprintln(os.Stderr, "Warning: deleting cluster-scoped resources, not scoped to the provided namespace")
+			warnClusterScope = false
+		}
 		if o.kind == store.NamespaceKind {
 			namespaces = append(namespaces, o.name)
+			continue
+		}
+		if o.kind == store.PriorityClassKind && podspec.IsSystemPriorityClass(o.name) {
+			// The priorityclass REST storage's Delete refuses the system classes.
+			errs = append(errs, fmt.Errorf("%s %q is forbidden: this is a system priority class and cannot be deleted", o.kind.GroupResource(), o.name))
 			continue
 		}
 		err := l.Remove(o.kind, o.namespace, o.name)
@@ -221,7 +270,7 @@ func runDelete(c *cli.Context) error {
 			errs = append(errs, err)
 			continue
 		}
-		fmt.Printf("%s %q deleted\n", o.kind.Resource(), o.name)
+		fmt.Printf("%s %q %s\n", o.kind.Resource(), o.name, deleted)
 	}
 	// Namespaces last: what the other arguments named in them is gone by then.
 	// (A namespace is deleted whole, --wait=false or not: it goes after its pods.)
@@ -233,7 +282,7 @@ func runDelete(c *cli.Context) error {
 	// stuck owner, not a slow one: in an emulated VM (make test-vm) on a
 	// loaded host its exit took over 15s.
 	// With --wait=false the pods' finishers wait for it instead.
-	if !opts.NoWait {
+	if !opts.NoWait && !timed {
 		if err := serviceowner.WaitGone(l, time.Minute); err != nil {
 			errs = append(errs, err)
 		}
@@ -315,5 +364,43 @@ func finishDeleteCommand() *cli.Command {
 			requested()
 			return serviceowner.WaitGone(l, time.Minute)
 		},
+	}
+}
+
+// waitPodsGone is the wait of kubectl delete after its deletions
+// (DeleteOptions.DeleteResult: cmdwait.IsDeleted with --timeout): until every
+// pod's record is gone, else kubectl's timeout error for the first one left
+// (wait.go extendErrWaitTimeout: "timed out waiting for the condition on
+// pods/NAME"), exit 1; their deletion goes on.
+func waitPodsGone(l store.Layout, recs []*store.Record, timeout time.Duration) error {
+	ctx, cancel := deadlineContext(timeout)
+	defer cancel()
+	pw, err := newPodWatch(l)
+	if err != nil {
+		return err
+	}
+	defer pw.close()
+	pending := recs
+	for {
+		var still []*store.Record
+		for _, r := range pending {
+			if _, err := os.Stat(r.Paths.Dir); err == nil {
+				still = append(still, r)
+			}
+		}
+		if pending = still; len(pending) == 0 {
+			// The services owner goes with the last pod (as a delete without
+			// --timeout waits for), within what is left of the timeout.
+			if left := time.Until(deadlineOf(ctx)); left > 0 {
+				_ = serviceowner.WaitGone(l, left)
+			}
+			return nil
+		}
+		if err := pw.wait(ctx, 100*time.Millisecond, pending...); err != nil {
+			if ctx.Err() != nil && !errors.Is(context.Cause(ctx), errTimeout) {
+				return cli.Exit("", exitFailed) // interrupted
+			}
+			return fmt.Errorf("timed out waiting for the condition on pods/%s", pending[0].Pod.Name)
+		}
 	}
 }

@@ -2,12 +2,14 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"slices"
 	"time"
 
 	"github.com/urfave/cli/v2"
 	corev1 "k8s.io/api/core/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/podrun/podrun/controllers"
@@ -104,6 +106,31 @@ func describeObjects(c *cli.Context, k *store.Kind, names []string) error {
 	l := layout(c)
 	ns := namespace(c)
 	var objs []metav1.Object
+	if k == store.PriorityClassKind {
+		// The system classes every cluster has, and the stored ones.
+		classes := l.PriorityClasses()
+		var missing []error
+		for _, n := range names {
+			if !slices.ContainsFunc(classes, func(pc *schedulingv1.PriorityClass) bool { return pc.Name == n }) {
+				missing = append(missing, fmt.Errorf("%s %q not found", k.GroupResource(), n))
+			}
+		}
+		for _, pc := range classes {
+			if len(names) == 0 || slices.Contains(names, pc.Name) {
+				objs = append(objs, pc)
+			}
+		}
+		for i, o := range objs {
+			if i > 0 {
+				os.Stdout.WriteString("\n\n")
+			}
+			describeObject(l, o)
+		}
+		if len(missing) > 0 {
+			return failed("%v", errors.Join(missing...))
+		}
+		return nil
+	}
 	if len(names) == 0 {
 		if k == store.NamespaceKind {
 			for _, n := range namespaces(l) {
@@ -156,6 +183,8 @@ func describeObject(l store.Layout, o metav1.Object) {
 		printers.DescribeSecret(os.Stdout, v)
 	case *corev1.Namespace:
 		printers.DescribeNamespace(os.Stdout, v)
+	case *schedulingv1.PriorityClass:
+		printers.DescribePriorityClass(os.Stdout, v)
 	case *corev1.PersistentVolumeClaim:
 		var usedBy []string
 		for _, p := range podsOf(l) {

@@ -81,6 +81,7 @@ func apiPod(p *corev1.Pod) *corev1.Pod {
 }
 
 func runGet(c *cli.Context) error {
+	setTableOptions(c)
 	ensureOwner(c)
 	ensureControllers(c)
 	if args := c.Args().Slice(); len(args) > 0 {

@@ -190,8 +190,10 @@ func loadPlans(l store.Layout, files []string, ns string) (*loaded, error) {
 		classList = append(classList, pc)
 	}
 	var forbidden []error
+	requested := map[string]*podspec.PriorityFields{} // by namespace/name: the manifests' own
 	for _, m := range manifests {
 		for _, p := range m.Pods {
+			requested[p.Namespace+"/"+p.Name] = podspec.PriorityFieldsOf(p)
 			if err := podspec.AdmitPriority(p, classList); err != nil {
 				forbidden = append(forbidden, err)
 			}
@@ -208,6 +210,7 @@ func loadPlans(l store.Layout, files []string, ns string) (*loaded, error) {
 		}
 		for _, p := range ps {
 			k := p.Pod.Namespace + "/" + p.Pod.Name
+			p.Requested = requested[k]
 			if prev, ok := seen[k]; ok {
 				errs = append(errs, fmt.Errorf("%s: pod %s is already defined in %s", m.Source, k, prev))
 			}

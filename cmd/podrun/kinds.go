@@ -51,19 +51,24 @@ func checkTerminating(l store.Layout, in *loaded) error {
 }
 
 // namespaces lists the namespaces that exist: the stored Namespaces, those
-// every cluster has, and those that hold objects without a Namespace object
-// (Active, with no creation time).
+// every cluster has (created with the store), and those that hold objects
+// without a Namespace object (Active, with no creation time).
 func namespaces(l store.Layout) []*corev1.Namespace {
 	stored, _ := l.List(store.NamespaceKind, "")
 	byName := map[string]*corev1.Namespace{}
 	for _, o := range stored {
 		byName[o.GetName()] = o.(*corev1.Namespace)
 	}
+	created := l.Created()
 	for _, n := range append(slices.Clone(store.SystemNamespaces), store.UsedNamespaces(l)...) {
 		if byName[n] == nil {
 			byName[n] = &corev1.Namespace{
 				ObjectMeta: metav1.ObjectMeta{Name: n, Labels: map[string]string{corev1.LabelMetadataName: n}},
 				Status:     corev1.NamespaceStatus{Phase: corev1.NamespaceActive},
+			}
+			if slices.Contains(store.SystemNamespaces, n) && !created.IsZero() {
+				// Made with the cluster (the API server's system namespaces).
+				byName[n].CreationTimestamp = metav1.NewTime(created)
 			}
 		}
 	}

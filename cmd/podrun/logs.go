@@ -7,11 +7,17 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sort"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/urfave/cli/v2"
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/podrun/podrun/logs"
 	"github.com/podrun/podrun/store"
@@ -46,6 +52,8 @@ func logsCommand() *cli.Command {
 			&cli.BoolFlag{Name: "all-containers", Usage: "every container of the pod, init containers first"},
 			&cli.BoolFlag{Name: "prefix", Usage: "prefix each line with [pod/NAME/CONTAINER]"},
 			&cli.BoolFlag{Name: "ignore-errors", Usage: "with several containers: go on when one cannot be read"},
+			&cli.BoolFlag{Name: "all-pods", Usage: "with TYPE/NAME: every pod of the object, not one (sets --prefix)"},
+			&cli.IntFlag{Name: "max-log-requests", Value: 5, Usage: "most log streams -f follows at once"},
 		),
 		Action: runLogs,
 	}
@@ -66,17 +74,50 @@ func runLogs(c *cli.Context) error {
 	args := podArgs(c.Args().Slice())
 	container := c.String("container")
 	if len(args) > 1 {
-		if container != "" || len(args) > 2 {
+		if len(args) > 2 {
 			return usageError("logs takes one pod name (and optionally a container name)")
+		}
+		if container != "" {
+			return failed("only one of -c or an inline [CONTAINER] arg is allowed")
 		}
 		container = args[1]
 	}
+	// LogsOptions.Validate's checks, with kubectl's messages.
+	switch {
+	case c.Bool("all-containers") && container != "":
+		return failed("--all-containers=true should not be specified with container name %s", container)
+	case c.Int64("limit-bytes") < 0:
+		return failed("--limit-bytes must be greater than 0")
+	case c.Duration("since") < 0:
+		return failed("--since must be greater than 0")
+	case c.Int64("tail") < -1:
+		return failed("--tail must be greater than or equal to -1")
+	case c.IsSet("since") && c.IsSet("since-time"):
+		return failed("at most one of `sinceTime` or `sinceSeconds` may be specified")
+	}
 	var recs []*store.Record
 	selector := c.String("selector") != ""
+	// TYPE/NAME (deploy/web, job/x, svc/web): one pod of the object's
+	// selector, or every one with --all-pods (polymorphichelpers
+	// LogsForObject and AllPodLogsForObject).
+	var objectPods bool
+	if len(args) >= 1 && !selector {
+		if word, name, ok := strings.Cut(args[0], "/"); ok {
+			if k, isKind := store.KindFor(word); isKind {
+				var err error
+				if recs, err = podsForObject(l, namespace(c), k, name, c.Bool("all-pods")); err != nil {
+					return err
+				}
+				objectPods = true
+			}
+		}
+	}
+	prefix := c.Bool("prefix") || c.Bool("all-pods") // LogsOptions.Complete: --all-pods sets --prefix
 	switch {
+	case objectPods:
 	case selector:
 		if len(args) > 0 {
-			return usageError("logs takes a pod name or -l, not both")
+			return usageError("only a selector (-l) or a POD name is allowed")
 		}
 		var err error
 		recs, _, err = selectPods(c, nil, false)
@@ -143,7 +184,10 @@ func runLogs(c *cli.Context) error {
 		}
 		opts.Since = t
 	}
-	prefix := c.Bool("prefix")
+	if opts.Follow && len(sources) > c.Int("max-log-requests") {
+		// RunLogsContext's bound on parallel follows.
+		return failed("you are attempting to follow %d log streams, but maximum allowed concurrency is %d, use --max-log-requests to increase the limit", len(sources), c.Int("max-log-requests"))
+	}
 	ctx, stop := interruptContext()
 	defer stop()
 	read := func(src logSource, w io.Writer) error {
@@ -295,4 +339,76 @@ func podWithContainer(l store.Layout, c *cli.Context, container string) (*store.
 		list = append(list, m.Pod.Name)
 	}
 	return nil, usageError("several pods have a container named %q: %s; name the pod: podrun logs POD -c %s", container, strings.Join(list, ", "), container)
+}
+
+// podsForObject are the pods of an object kubectl logs takes as TYPE/NAME:
+// those its selector matches in its namespace (polymorphichelpers
+// SelectorsForObject), the one kubectl would pick first (GetFirstPod with
+// podutils.ByLogging: running, ready, then the oldest) unless all. Like
+// kubectl it says which one it took when there are several.
+func podsForObject(l store.Layout, ns string, k *store.Kind, name string, all bool) ([]*store.Record, error) {
+	obj, err := l.Get(k, ns, name)
+	if err != nil {
+		return nil, failed("%v", err)
+	}
+	var sel labels.Selector
+	switch v := obj.(type) {
+	case *appsv1.Deployment:
+		sel, err = metav1.LabelSelectorAsSelector(v.Spec.Selector)
+	case *appsv1.ReplicaSet:
+		sel, err = metav1.LabelSelectorAsSelector(v.Spec.Selector)
+	case *appsv1.DaemonSet:
+		sel, err = metav1.LabelSelectorAsSelector(v.Spec.Selector)
+	case *appsv1.StatefulSet:
+		sel, err = metav1.LabelSelectorAsSelector(v.Spec.Selector)
+	case *batchv1.Job:
+		sel, err = metav1.LabelSelectorAsSelector(v.Spec.Selector)
+	case *corev1.Service:
+		if len(v.Spec.Selector) == 0 {
+			return nil, failed("invalid service '%s': Service is defined without a selector", v.Name)
+		}
+		sel = labels.SelectorFromSet(v.Spec.Selector)
+	default:
+		return nil, failed("cannot get the logs from %s", k.GroupResource())
+	}
+	if err != nil {
+		return nil, failed("invalid label selector: %v", err)
+	}
+	all_, err := store.ListPods(l, ns)
+	if err != nil {
+		return nil, err
+	}
+	var recs []*store.Record
+	for _, r := range all_ {
+		if r.Broken == nil && sel.Matches(labels.Set(r.Pod.Labels)) {
+			recs = append(recs, r)
+		}
+	}
+	if len(recs) == 0 {
+		return nil, failed("no pods found for %s/%s (selector %s)", k.Resource(), name, sel)
+	}
+	rank := func(p *corev1.Pod) int {
+		n := 0
+		if p.Status.Phase == corev1.PodRunning {
+			n += 2
+		}
+		if conditionStatus(p, corev1.PodReady) == corev1.ConditionTrue {
+			n++
+		}
+		return n
+	}
+	sort.SliceStable(recs, func(i, j int) bool {
+		a, b := recs[i].View(), recs[j].View()
+		if ra, rb := rank(a), rank(b); ra != rb {
+			return ra > rb
+		}
+		return a.CreationTimestamp.Before(&b.CreationTimestamp)
+	})
+	if all {
+		return recs, nil
+	}
+	if len(recs) > 1 {
+		fmt.Fprintf(os.Stderr, "Found %v pods, using pod/%v\n", len(recs), recs[0].Pod.Name)
+	}
+	return recs[:1], nil
 }

@@ -100,6 +100,8 @@ func newApp() *cli.App {
 			finishDeleteCommand(),
 			rolloutCommand(),
 			scaleCommand(),
+			labelCommand(),
+			annotateCommand(),
 		},
 	}
 	app.UseShortOptionHandling = true

@@ -46,7 +46,7 @@ func getObjects(c *cli.Context, k *store.Kind, names []string) error {
 		}
 		for _, n := range names {
 			if !slices.ContainsFunc(classes, func(pc *schedulingv1.PriorityClass) bool { return pc.Name == n }) {
-				return failed("%s", fmt.Sprintf("priorityclasses.scheduling.k8s.io %q not found", n))
+				return failed("%s %q not found", k.GroupResource(), n)
 			}
 		}
 	} else if k == store.NamespaceKind {
@@ -96,13 +96,15 @@ func getObjects(c *cli.Context, k *store.Kind, names []string) error {
 			return printWorkloadTable(objs, out == "wide", allNS, "", time.Now())
 		}
 		w := printers.NewTabWriter(os.Stdout)
-		header := objectHeader(k)
+		header := getTable.header(objectHeader(k))
 		if allNS {
 			header = append([]string{"NAMESPACE"}, header...)
 		}
-		fmt.Fprintln(w, strings.Join(header, "\t"))
+		if !getTable.noHeaders {
+			fmt.Fprintln(w, strings.Join(header, "\t"))
+		}
 		for _, o := range objs {
-			row := objectRow(o, time.Now())
+			row := getTable.row(objectRow(o, time.Now()), o.GetLabels())
 			if allNS {
 				row = append([]string{o.GetNamespace()}, row...)
 			}
@@ -140,42 +142,49 @@ func getObjects(c *cli.Context, k *store.Kind, names []string) error {
 	default:
 		// kubectl's template printers over the objects' JSON form (a List
 		// unless one object was named).
-		format, arg, _ := strings.Cut(out, "=")
-		if strings.HasSuffix(format, "-file") {
-			data, err := os.ReadFile(arg)
-			if err != nil {
-				return usageError("-o %s: %v", out, err)
-			}
-			format, arg = strings.TrimSuffix(format, "-file"), strings.TrimSpace(string(data))
-		}
 		items := []any{}
 		for _, o := range objs {
 			items = append(items, apiObject(k, o))
 		}
-		var obj any = map[string]any{"apiVersion": "v1", "kind": "List", "items": items, "metadata": map[string]any{"resourceVersion": ""}}
-		if len(names) == 1 && len(items) == 1 {
-			obj = items[0]
-		}
-		var err error
-		switch format {
-		case "jsonpath":
-			err = printers.JSONPath(os.Stdout, arg, obj)
-		case "go-template", "template":
-			err = printers.GoTemplate(os.Stdout, arg, obj)
-		case "custom-columns":
-			var cols []printers.Column
-			if cols, err = printers.ParseCustomColumns(arg); err != nil {
-				return usageError("%v", err)
-			}
-			err = printers.CustomColumns(os.Stdout, cols, items, c.Bool("no-headers"))
-		default:
-			return usageError("--output %q: want wide, json, yaml, name, jsonpath=…, go-template=… or custom-columns=…", out)
-		}
-		if err != nil {
-			return failed("%v", err)
-		}
-		return nil
+		return printTemplate(c, out, items, len(names) == 1 && len(items) == 1)
 	}
+}
+
+// printTemplate prints items with kubectl's template printers (-o
+// jsonpath, go-template, custom-columns and their -file forms) over their
+// JSON form: a List, or the one object when one was named.
+func printTemplate(c *cli.Context, out string, items []any, single bool) error {
+	format, arg, _ := strings.Cut(out, "=")
+	if strings.HasSuffix(format, "-file") {
+		data, err := os.ReadFile(arg)
+		if err != nil {
+			return usageError("-o %s: %v", out, err)
+		}
+		format, arg = strings.TrimSuffix(format, "-file"), strings.TrimSpace(string(data))
+	}
+	var obj any = map[string]any{"apiVersion": "v1", "kind": "List", "items": items, "metadata": map[string]any{"resourceVersion": ""}}
+	if single {
+		obj = items[0]
+	}
+	var err error
+	switch format {
+	case "jsonpath":
+		err = printers.JSONPath(os.Stdout, arg, obj)
+	case "go-template", "template":
+		err = printers.GoTemplate(os.Stdout, arg, obj)
+	case "custom-columns":
+		var cols []printers.Column
+		if cols, err = printers.ParseCustomColumns(arg); err != nil {
+			return usageError("%v", err)
+		}
+		err = printers.CustomColumns(os.Stdout, cols, items, c.Bool("no-headers"))
+	default:
+		return usageError("--output %q: want wide, json, yaml, name, jsonpath=…, go-template=… or custom-columns=…", out)
+	}
+	if err != nil {
+		return failed("%v", err)
+	}
+	return nil
 }
 
 // objectRow is kubectl's row for a ConfigMap (NAME DATA AGE) or a Secret

@@ -67,7 +67,7 @@ func allocateServices(c *cli.Context, l store.Layout, svcs []*corev1.Service) (*
 		}
 		if len(errs) > 0 {
 			sa.done()
-			return nil, usageError("Service %q is invalid: %v", s.Name, errs.ToAggregate())
+			return nil, usageError("The Service %q is invalid: %v", s.Name, errs.ToAggregate())
 		}
 		replaced := false
 		for i, o := range seen {
@@ -188,7 +188,13 @@ func getServices(c *cli.Context, names []string) error {
 		}
 		return printObject(out, items, len(names) == 1)
 	default:
-		return usageError("--output %q: want wide, json, yaml or name", out)
+		var items []any
+		for _, s := range svcs {
+			o := s.DeepCopy()
+			o.APIVersion, o.Kind = "v1", "Service"
+			items = append(items, o)
+		}
+		return printTemplate(c, out, items, len(names) == 1 && len(items) == 1)
 	}
 }
 
@@ -220,14 +226,16 @@ func getEndpoints(c *cli.Context, names []string) error {
 			return nil
 		}
 		allNS := c.Bool("all-namespaces")
-		header := []string{"NAME", "ENDPOINTS", "AGE"}
+		header := getTable.header([]string{"NAME", "ENDPOINTS", "AGE"})
 		if allNS {
 			header = append([]string{"NAMESPACE"}, header...)
 		}
 		w := printers.NewTabWriter(os.Stdout)
-		fmt.Fprintln(w, strings.Join(header, "\t"))
+		if !getTable.noHeaders {
+			fmt.Fprintln(w, strings.Join(header, "\t"))
+		}
 		for _, ep := range eps {
-			row := printers.EndpointsRow(ep, time.Now())
+			row := getTable.row(printers.EndpointsRow(ep, time.Now()), ep.Labels)
 			if allNS {
 				row = append([]string{ep.Namespace}, row...)
 			}
@@ -248,7 +256,13 @@ func getEndpoints(c *cli.Context, names []string) error {
 		}
 		return printObject(out, items, len(names) == 1)
 	default:
-		return usageError("--output %q: want wide, json, yaml or name", out)
+		var items []any
+		for _, ep := range eps {
+			o := ep.DeepCopy()
+			o.APIVersion, o.Kind = "v1", "Endpoints"
+			items = append(items, o)
+		}
+		return printTemplate(c, out, items, len(names) == 1 && len(items) == 1)
 	}
 }
 
@@ -380,12 +394,13 @@ func writeServiceTable(out io.Writer, svcs []*corev1.Service, wide, allNS, noHea
 	if allNS {
 		header = append([]string{"NAMESPACE"}, header...)
 	}
+	header = append(header[:len(header):len(header)], getTable.header(nil)...)
 	w := printers.NewTabWriter(out)
-	if !noHeaders {
+	if !noHeaders && !getTable.noHeaders {
 		fmt.Fprintln(w, strings.Join(header, "\t"))
 	}
 	for _, s := range svcs {
-		row := printers.ServiceRow(s, wide, now)
+		row := getTable.row(printers.ServiceRow(s, wide, now), s.Labels)
 		row[0] = prefix + row[0]
 		if allNS {
 			row = append([]string{s.Namespace}, row...)

@@ -120,9 +120,14 @@ func waitEnded(ctx context.Context, timeout time.Duration, pending []*store.Reco
 				s += ", Ready condition " + string(conditionStatus(pod, corev1.PodReady))
 			}
 		}
-		what = append(what, fmt.Sprintf("pod/%s (status %s)", rec.Pod.Name, s))
+		what = append(what, fmt.Sprintf("pods/%s (status %s)", rec.Pod.Name, s))
 	}
-	return cli.Exit(fmt.Sprintf("timed out after %s waiting for %s", timeout, strings.Join(what, ", ")), exitTimeout)
+	// kubectl wait's words (extendErrWaitTimeout: "timed out waiting for
+	// the condition on pods/NAME"), then what podrun saw and for how long.
+	if len(what) == 0 {
+		return cli.Exit(fmt.Sprintf("timed out waiting for the condition after %s", timeout), exitTimeout)
+	}
+	return cli.Exit(fmt.Sprintf("timed out waiting for the condition on %s after %s", strings.Join(what, ", "), timeout), exitTimeout)
 }
 
 type waitVerdict int

@@ -123,7 +123,7 @@ func waitObjects(ctx context.Context, l store.Layout, targets []objectTarget, co
 			case obj == nil && cond.kind == "create":
 				still = append(still, t)
 			case obj == nil:
-				return failed("%s %q not found", t.kind.Plural, t.name)
+				return failed("%s %q not found", t.kind.GroupResource(), t.name)
 			case cond.kind == "delete":
 				still = append(still, t)
 			default:
@@ -163,9 +163,10 @@ func objectWaitEnded(ctx context.Context, timeout time.Duration, pending []objec
 	}
 	var what []string
 	for _, t := range pending {
-		what = append(what, t.String())
+		// extendErrWaitTimeout names the resource without its group.
+		what = append(what, t.kind.Plural+"/"+t.name)
 	}
-	return cli.Exit(fmt.Sprintf("timed out after %s waiting for the condition on %s", timeout, strings.Join(what, ", ")), exitTimeout)
+	return cli.Exit(fmt.Sprintf("timed out waiting for the condition on %s after %s", strings.Join(what, ", "), timeout), exitTimeout)
 }
 
 // metObject judges one object, through its JSON, as kubectl's wait does.

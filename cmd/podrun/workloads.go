@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -210,6 +211,29 @@ func orNone(s string) string {
 	return s
 }
 
+// multiline is kubectl describe's printLabelsMultiline ("k=v") and
+// printAnnotationsMultiline ("k: v", without kubectl's last-applied
+// annotation): one key a line, sorted, the later lines in the value column
+// of the tabwriter.
+func multiline(m map[string]string, sep string) string {
+	var keys []string
+	for k := range m {
+		if sep == ": " && k == corev1.LastAppliedConfigAnnotation {
+			continue
+		}
+		keys = append(keys, k)
+	}
+	if len(keys) == 0 {
+		return "<none>"
+	}
+	sort.Strings(keys)
+	var lines []string
+	for _, k := range keys {
+		lines = append(lines, k+sep+m[k])
+	}
+	return strings.Join(lines, "\n\t")
+}
+
 func labelsString(m map[string]string) string {
 	if len(m) == 0 {
 		return ""
@@ -223,12 +247,13 @@ func printWorkloadTable(objs []metav1.Object, wide, allNS bool, prefix string, n
 	w := printers.NewTabWriter(os.Stdout)
 	for i, o := range objs {
 		header, row := workloadRow(o, wide, now)
+		header, row = getTable.header(header), getTable.row(row, o.GetLabels())
 		row[0] = prefix + row[0]
 		if allNS {
 			header = append([]string{"NAMESPACE"}, header...)
 			row = append([]string{o.GetNamespace()}, row...)
 		}
-		if i == 0 {
+		if i == 0 && !getTable.noHeaders {
 			fmt.Fprintln(w, strings.Join(header, "\t"))
 		}
 		fmt.Fprintln(w, strings.Join(row, "\t"))
@@ -245,8 +270,8 @@ func describeWorkload(l store.Layout, o metav1.Object) {
 	kv("Name", o.GetName())
 	kv("Namespace", o.GetNamespace())
 	kv("CreationTimestamp", o.GetCreationTimestamp().Time.Format(time.RFC1123Z))
-	kv("Labels", orNone(labelsString(o.GetLabels())))
-	kv("Annotations", orNone(labelsString(o.GetAnnotations())))
+	kv("Labels", multiline(o.GetLabels(), "="))
+	kv("Annotations", multiline(o.GetAnnotations(), ": "))
 	var tmpl *corev1.PodTemplateSpec
 	var sel *metav1.LabelSelector
 	switch v := o.(type) {
@@ -354,12 +379,48 @@ func describeWorkload(l store.Layout, o metav1.Object) {
 			}
 		}()
 	case *batchv1.CronJob:
-		tmpl = &v.Spec.JobTemplate.Spec.Template
+		// describeCronJob, with describeJobTemplate.
+		unset := func(p *int32, format string) string {
+			if p == nil {
+				return "<unset>"
+			}
+			return fmt.Sprintf(format, *p)
+		}
 		kv("Schedule", v.Spec.Schedule)
 		kv("Concurrency Policy", v.Spec.ConcurrencyPolicy)
-		kv("Suspend", v.Spec.Suspend != nil && *v.Spec.Suspend)
-		kv("Successful Job History Limit", *v.Spec.SuccessfulJobsHistoryLimit)
-		kv("Failed Job History Limit", *v.Spec.FailedJobsHistoryLimit)
+		switch {
+		case v.Spec.Suspend == nil:
+			kv("Suspend", "<unset>")
+		case *v.Spec.Suspend:
+			kv("Suspend", "True")
+		default:
+			kv("Suspend", "False")
+		}
+		if v.Spec.TimeZone != nil {
+			kv("Time Zone", *v.Spec.TimeZone)
+		} else {
+			kv("Time Zone", "<unset>")
+		}
+		kv("Successful Job History Limit", unset(v.Spec.SuccessfulJobsHistoryLimit, "%d"))
+		kv("Failed Job History Limit", unset(v.Spec.FailedJobsHistoryLimit, "%d"))
+		if d := v.Spec.StartingDeadlineSeconds; d != nil {
+			kv("Starting Deadline Seconds", fmt.Sprintf("%ds", *d))
+		} else {
+			kv("Starting Deadline Seconds", "<unset>")
+		}
+		js := v.Spec.JobTemplate.Spec
+		if js.Selector != nil {
+			s, _ := metav1.LabelSelectorAsSelector(js.Selector)
+			kv("Selector", s)
+		} else {
+			kv("Selector", "<unset>")
+		}
+		kv("Parallelism", unset(js.Parallelism, "%d"))
+		kv("Completions", unset(js.Completions, "%d"))
+		if d := js.ActiveDeadlineSeconds; d != nil {
+			kv("Active Deadline Seconds", fmt.Sprintf("%ds", *d))
+		}
+		describePodTemplate(w, &js.Template)
 		if v.Status.LastScheduleTime != nil {
 			kv("Last Schedule Time", v.Status.LastScheduleTime.Time.Format(time.RFC1123Z))
 		} else {
@@ -464,7 +525,11 @@ func deleteWorkloads(c *cli.Context, l store.Layout, objs []objectName, opts sup
 			continue
 		}
 		owners[obj.GetUID()] = true
-		fmt.Printf("%s %q deleted\n", o.kind.Resource(), o.name)
+		deleted := "deleted"
+		if g := opts.GracePeriod; g != nil && *g == 0 {
+			deleted = "force deleted" // kubectl delete's PrintObj
+		}
+		fmt.Printf("%s %q %s\n", o.kind.Resource(), o.name, deleted)
 	}
 	if len(owners) == 0 {
 		return errs
