@@ -10,6 +10,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/robfig/cron/v3"
+
 	"github.com/podrun/podrun/podspec"
 	"github.com/podrun/podrun/store"
 )
@@ -114,11 +116,9 @@ func (c *Context) scheduleCronJob(cj *batchv1.CronJob, st *batchv1.CronJobStatus
 	if st.LastScheduleTime != nil {
 		earliest = st.LastScheduleTime.Time
 	}
-	var last time.Time
-	next := sched.Next(earliest)
-	for n := 0; !next.After(c.Now) && n < maxMissedSchedules; n++ {
-		last = next
-		next = sched.Next(next)
+	last, next, missed := mostRecentScheduleTime(sched, earliest, c.Now)
+	if missed > maxMissedSchedules {
+		c.Log.Warn("too many missed start times, the most recent one is run", "cronjob", cj.Namespace+"/"+cj.Name, "missed", missed)
 	}
 	if !next.IsZero() {
 		c.RequeueAfter(next.Sub(c.Now) + 10*time.Millisecond)
@@ -157,4 +157,37 @@ func (c *Context) scheduleCronJob(cj *batchv1.CronJob, st *batchv1.CronJobStatus
 	st.LastScheduleTime = &metav1.Time{Time: last}
 	c.ctrl.poke()
 	return nil
+}
+
+// mostRecentScheduleTime is the CronJob controller's mostRecentScheduleTime
+// (utils.go): the latest start time after earliest and not after now (zero
+// if none), the next one after now, and roughly how many were missed. Many
+// missed start times are stepped over by the interval of the first two
+// rather than one by one, so a CronJob far behind gets its most recent
+// start time, not its 100th.
+func mostRecentScheduleTime(sched cron.Schedule, earliest, now time.Time) (last, next time.Time, missed int64) {
+	t1 := sched.Next(earliest)
+	if t1.IsZero() || t1.After(now) {
+		return time.Time{}, t1, 0
+	}
+	t2 := sched.Next(t1)
+	if t2.IsZero() || t2.After(now) {
+		return t1, t2, 1
+	}
+	between := int64(t2.Sub(t1).Round(time.Second).Seconds())
+	if between < 1 {
+		between = 1
+	}
+	missed = int64(now.Sub(t1).Seconds())/between + 1
+	from := t1
+	if missed > 2 {
+		from = t1.Add(time.Duration((missed-2)*between) * time.Second)
+	}
+	for t := sched.Next(from); !t.IsZero() && !t.After(now); t = sched.Next(t) {
+		last = t
+	}
+	if last.IsZero() {
+		last = t1
+	}
+	return last, sched.Next(last), missed
 }
