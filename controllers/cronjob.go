@@ -9,6 +9,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/robfig/cron/v3"
 
@@ -56,7 +57,15 @@ func syncCronJob(c *Context, obj store.Object) error {
 		case hasJobCondition(&j.Status, batchv1.JobFailed):
 			failed = append(failed, j)
 		default:
-			active = append(active, j)
+			// syncCronJob: only the Jobs of status.active are active; an
+			// unfinished Job it owns but did not list (one made by
+			// `create job --from`) is an UnexpectedJob, not adopted, so it
+			// neither blocks Forbid nor is deleted by Replace.
+			if inActiveList(cj, j.UID) {
+				active = append(active, j)
+			} else {
+				c.Log.Warn("UnexpectedJob: saw a job that the controller did not create or forgot", "cronjob", cj.Namespace+"/"+cj.Name, "job", j.Name)
+			}
 		}
 	}
 	// History limits: the oldest finished Jobs go (with their pods, by the
@@ -142,7 +151,15 @@ func (c *Context) scheduleCronJob(cj *batchv1.CronJob, st *batchv1.CronJobStatus
 		*active = nil
 	}
 	name := fmt.Sprintf("%s-%d", cj.Name, last.Unix()/60) // getJobName: minutes since the epoch
-	job := podspec.JobFromCronJob(cj, name, map[string]string{batchv1.CronJobScheduledTimestampAnnotation: last.Format(time.RFC3339)})
+	// getJobFromTemplate2: the scheduled time in the CronJob's time zone
+	// (UTC without one).
+	loc := time.UTC
+	if tz := cj.Spec.TimeZone; tz != nil {
+		if l, err := time.LoadLocation(*tz); err == nil {
+			loc = l
+		}
+	}
+	job := podspec.JobFromCronJob(cj, name, map[string]string{batchv1.CronJobScheduledTimestampAnnotation: last.In(loc).Format(time.RFC3339)})
 	if _, err := c.L.Get(store.JobKind, cj.Namespace, name); err == nil {
 		st.LastScheduleTime = &metav1.Time{Time: last}
 		return nil // made before
@@ -190,4 +207,13 @@ func mostRecentScheduleTime(sched cron.Schedule, earliest, now time.Time) (last,
 		last = t1
 	}
 	return last, sched.Next(last), missed
+}
+
+func inActiveList(cj *batchv1.CronJob, uid types.UID) bool {
+	for _, r := range cj.Status.Active {
+		if r.UID == uid {
+			return true
+		}
+	}
+	return false
 }
