@@ -1,0 +1,98 @@
+package integration
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// testProportionalScalingDeployment of test/e2e/apps/deployment.go (with
+// smaller sizes): a rollout stuck midway (the new pods never Ready) leaves
+// two active ReplicaSets; scaling the Deployment shares the new replicas
+// among them in proportion to their sizes (the deployment controller's
+// scale and GetReplicaSetProportion), and so does scaling it down while it
+// is paused.
+func TestE2EDeployProportionalScaling(t *testing.T) {
+	e := newEnv(t)
+	e.deleteAtEnd("deployment/wl-prop")
+	manifest := func(probe string) string {
+		return `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: wl-prop}
+spec:
+  replicas: 5
+  selector: {matchLabels: {app: wl-prop}}
+  strategy:
+    type: RollingUpdate
+    rollingUpdate: {maxSurge: 3, maxUnavailable: 2}
+  template:
+    metadata: {labels: {app: wl-prop}}
+    spec:
+      terminationGracePeriodSeconds: 1
+      containers:
+      - name: c
+        image: busybox:1.28
+        command: ['sleep', '3600']
+` + probe
+	}
+	e.applyStdin(manifest(""))
+	e.waitDeploy("wl-prop", 120*time.Second, "5 available", func(d *appsv1.Deployment, _ map[string]*appsv1.ReplicaSet) bool {
+		return d.Status.AvailableReplicas == 5 && d.Status.UpdatedReplicas == 5
+	})
+	// A new template whose pods never become Ready: the rollout stops with
+	// the old ReplicaSet at 5-2=3 and the new one at 5+3-3=5.
+	e.applyStdin(manifest("        readinessProbe: {exec: {command: ['false']}, periodSeconds: 5}\n"))
+	e.waitDeploy("wl-prop", 120*time.Second, "old 3, new 5", rsSizes(3, 5, 5))
+	// Scaled to 10 (max 13): 5 more, shared 3 (new, 5 of 8) and 2 (old).
+	e.must("scale", "deployment/wl-prop", "--replicas=10")
+	e.waitDeploy("wl-prop", 60*time.Second, "old 5, new 8", rsSizes(5, 8, 10))
+	// Paused, then scaled to 4 (max 7): 6 fewer, the larger one first.
+	e.must("rollout", "pause", "deployment/wl-prop")
+	e.must("scale", "deployment/wl-prop", "--replicas=4")
+	e.waitDeploy("wl-prop", 60*time.Second, "old 3, new 4", rsSizes(3, 4, 4))
+}
+
+// rsSizes: the revision 1 and revision 2 ReplicaSets have these replicas,
+// both annotated with the Deployment's desired and max replicas.
+func rsSizes(old, new, desired int32) func(*appsv1.Deployment, map[string]*appsv1.ReplicaSet) bool {
+	return func(d *appsv1.Deployment, rss map[string]*appsv1.ReplicaSet) bool {
+		o, n := rss["1"], rss["2"]
+		if o == nil || n == nil || *o.Spec.Replicas != old || *n.Spec.Replicas != new {
+			return false
+		}
+		for _, rs := range []*appsv1.ReplicaSet{o, n} {
+			if rs.Annotations["deployment.kubernetes.io/desired-replicas"] != fmt.Sprint(desired) ||
+				rs.Annotations["deployment.kubernetes.io/max-replicas"] != fmt.Sprint(desired+3) {
+				return false
+			}
+		}
+		return true
+	}
+}
+
+// waitDeploy polls the Deployment and its ReplicaSets (by revision).
+func (e *env) waitDeploy(name string, timeout time.Duration, what string, cond func(*appsv1.Deployment, map[string]*appsv1.ReplicaSet) bool) {
+	e.t.Helper()
+	deadline := time.Now().Add(timeout * timeoutScale)
+	for {
+		var d appsv1.Deployment
+		e.getObject("deployment", name, &d)
+		rss := map[string]*appsv1.ReplicaSet{}
+		for _, rs := range e.replicaSets() {
+			if ref := metav1.GetControllerOf(&rs); ref != nil && ref.UID == d.UID {
+				rs := rs
+				rss[rs.Annotations["deployment.kubernetes.io/revision"]] = &rs
+			}
+		}
+		if cond(&d, rss) {
+			return
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatalf("deployment %s: not %s after %s\n%s", name, what, timeout, e.podrun("get", "deploy,rs"))
+		}
+		time.Sleep(time.Second)
+	}
+}
