@@ -96,3 +96,61 @@ func (e *env) waitDeploy(name string, timeout time.Duration, what string, cond f
 		time.Sleep(time.Second)
 	}
 }
+
+// testDeploymentCleanUpPolicy and the Deployment's conditions: with
+// revisionHistoryLimit 0 the old ReplicaSet goes once the rollout is
+// complete (Progressing True NewReplicaSetAvailable, Available True
+// MinimumReplicasAvailable); a rollout whose pods never become Ready is
+// Progressing False ProgressDeadlineExceeded after progressDeadlineSeconds
+// while the old pods keep it Available.
+func TestE2EDeployCleanUpPolicyAndConditions(t *testing.T) {
+	e := newEnv(t)
+	e.deleteAtEnd("deployment/wl-cond")
+	manifest := func(v, probe string) string {
+		return `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: wl-cond}
+spec:
+  replicas: 2
+  revisionHistoryLimit: 0
+  progressDeadlineSeconds: 6
+  selector: {matchLabels: {app: wl-cond}}
+  template:
+    metadata: {labels: {app: wl-cond}}
+    spec:
+      terminationGracePeriodSeconds: 1
+      containers:
+      - name: c
+        image: busybox:1.28
+        command: ['sleep', '3600']
+        env: [{name: V, value: "` + v + `"}]
+` + probe
+	}
+	conds := func(d *appsv1.Deployment) map[appsv1.DeploymentConditionType]string {
+		m := map[appsv1.DeploymentConditionType]string{}
+		for _, c := range d.Status.Conditions {
+			m[c.Type] = string(c.Status) + "/" + c.Reason + "/" + c.Message
+		}
+		return m
+	}
+	complete := func(rev string) func(*appsv1.Deployment, map[string]*appsv1.ReplicaSet) bool {
+		return func(d *appsv1.Deployment, rss map[string]*appsv1.ReplicaSet) bool {
+			rs := rss[rev]
+			c := conds(d)
+			return rs != nil && len(rss) == 1 && d.Status.AvailableReplicas == 2 && d.Status.UpdatedReplicas == 2 && d.Status.Replicas == 2 &&
+				c[appsv1.DeploymentProgressing] == fmt.Sprintf("True/NewReplicaSetAvailable/ReplicaSet %q has successfully progressed.", rs.Name) &&
+				c[appsv1.DeploymentAvailable] == "True/MinimumReplicasAvailable/Deployment has minimum availability."
+		}
+	}
+	e.applyStdin(manifest("1", ""))
+	e.waitDeploy("wl-cond", 120*time.Second, "complete at revision 1", complete("1"))
+	e.applyStdin(manifest("2", ""))
+	e.waitDeploy("wl-cond", 120*time.Second, "complete at revision 2, revision 1 removed", complete("2"))
+	e.applyStdin(manifest("3", "        readinessProbe: {exec: {command: ['false']}, periodSeconds: 5}\n"))
+	e.waitDeploy("wl-cond", 120*time.Second, "ProgressDeadlineExceeded", func(d *appsv1.Deployment, rss map[string]*appsv1.ReplicaSet) bool {
+		rs := rss["3"]
+		c := conds(d)
+		return rs != nil && rss["2"] != nil && c[appsv1.DeploymentProgressing] == fmt.Sprintf("False/ProgressDeadlineExceeded/ReplicaSet %q has timed out progressing.", rs.Name) &&
+			c[appsv1.DeploymentAvailable] == "True/MinimumReplicasAvailable/Deployment has minimum availability."
+	})
+}
