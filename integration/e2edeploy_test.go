@@ -91,7 +91,11 @@ func (e *env) waitDeploy(name string, timeout time.Duration, what string, cond f
 			return
 		}
 		if time.Now().After(deadline) {
-			e.t.Fatalf("deployment %s: not %s after %s\n%s", name, what, timeout, e.podrun("get", "deploy,rs"))
+			var sizes []string
+			for r, rs := range rss {
+				sizes = append(sizes, fmt.Sprintf("rev %s %s: spec %d available %d", r, rs.Name, *rs.Spec.Replicas, rs.Status.AvailableReplicas))
+			}
+			e.t.Fatalf("deployment %s: not %s after %s\nstatus %+v\n%v", name, what, timeout, d.Status, sizes)
 		}
 		time.Sleep(time.Second)
 	}
@@ -152,5 +156,77 @@ spec:
 		c := conds(d)
 		return rs != nil && rss["2"] != nil && c[appsv1.DeploymentProgressing] == fmt.Sprintf("False/ProgressDeadlineExceeded/ReplicaSet %q has timed out progressing.", rs.Name) &&
 			c[appsv1.DeploymentAvailable] == "True/MinimumReplicasAvailable/Deployment has minimum availability."
+	})
+}
+
+// testRolloverDeployment: a Deployment adopts a bare ReplicaSet of its
+// selector (an old one: another template), starts a rollout whose pods
+// never become Ready, and is then updated again: the stuck ReplicaSet is
+// scaled down at once (rolled over), the newest one comes up after
+// minReadySeconds, and every old ReplicaSet ends at 0.
+func TestE2EDeployRollover(t *testing.T) {
+	e := newEnv(t)
+	e.deleteAtEnd("deployment/wl-roll")
+	e.deleteAtEnd("rs/wl-roll-controller")
+	e.applyStdin(`apiVersion: apps/v1
+kind: ReplicaSet
+metadata: {name: wl-roll-controller, labels: {name: wl-roll-pod}}
+spec:
+  replicas: 1
+  selector: {matchLabels: {name: wl-roll-pod}}
+  template:
+    metadata: {labels: {name: wl-roll-pod, pod: httpd}}
+    spec:
+      terminationGracePeriodSeconds: 1
+      containers: [{name: httpd, image: busybox:1.28, command: ['sleep', '3600']}]
+`)
+	e.waitPods("name=wl-roll-pod", time.Minute, "1 running", running(1))
+	dep := func(v, probe string) string {
+		return `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: wl-roll}
+spec:
+  replicas: 1
+  minReadySeconds: 3
+  selector: {matchLabels: {name: wl-roll-pod}}
+  strategy: {type: RollingUpdate, rollingUpdate: {maxUnavailable: 0, maxSurge: 1}}
+  template:
+    metadata: {labels: {name: wl-roll-pod}}
+    spec:
+      terminationGracePeriodSeconds: 1
+      containers:
+      - name: c
+        image: busybox:1.28
+        command: ['sleep', '3600']
+        env: [{name: V, value: "` + v + `"}]
+` + probe
+	}
+	e.applyStdin(dep("bad", "        readinessProbe: {exec: {command: ['false']}, periodSeconds: 5}\n"))
+	e.waitDeploy("wl-roll", time.Minute, "a stuck rollout beside the adopted ReplicaSet", func(d *appsv1.Deployment, rss map[string]*appsv1.ReplicaSet) bool {
+		var adopted, stuck *appsv1.ReplicaSet
+		for _, rs := range rss {
+			if rs.Name == "wl-roll-controller" {
+				adopted = rs
+			} else {
+				stuck = rs
+			}
+		}
+		return len(rss) == 2 && adopted != nil && stuck != nil && *adopted.Spec.Replicas == 1 && *stuck.Spec.Replicas == 1 && d.Status.AvailableReplicas == 1
+	})
+	var d appsv1.Deployment
+	e.getObject("deployment", "wl-roll", &d)
+	stuckRev := d.Annotations["deployment.kubernetes.io/revision"]
+	e.applyStdin(dep("good", ""))
+	e.waitDeploy("wl-roll", 2*time.Minute, "rolled over", func(d *appsv1.Deployment, rss map[string]*appsv1.ReplicaSet) bool {
+		if len(rss) != 3 || d.Status.AvailableReplicas != 1 || d.Status.UpdatedReplicas != 1 || d.Status.Replicas != 1 {
+			return false
+		}
+		rev := d.Annotations["deployment.kubernetes.io/revision"]
+		for r, rs := range rss {
+			if (r == rev) != (*rs.Spec.Replicas == 1) {
+				return false
+			}
+		}
+		return rss[rev] != nil && rev != stuckRev && *rss[stuckRev].Spec.Replicas == 0 && rss[rev].Status.AvailableReplicas == 1
 	})
 }
