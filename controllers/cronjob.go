@@ -9,6 +9,9 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/robfig/cron/v3"
 
 	"github.com/podrun/podrun/podspec"
 	"github.com/podrun/podrun/store"
@@ -54,7 +57,15 @@ func syncCronJob(c *Context, obj store.Object) error {
 		case hasJobCondition(&j.Status, batchv1.JobFailed):
 			failed = append(failed, j)
 		default:
-			active = append(active, j)
+			// syncCronJob: only the Jobs of status.active are active; an
+			// unfinished Job it owns but did not list (one made by
+			// `create job --from`) is an UnexpectedJob, not adopted, so it
+			// neither blocks Forbid nor is deleted by Replace.
+			if inActiveList(cj, j.UID) {
+				active = append(active, j)
+			} else {
+				c.Log.Warn("UnexpectedJob: saw a job that the controller did not create or forgot", "cronjob", cj.Namespace+"/"+cj.Name, "job", j.Name)
+			}
 		}
 	}
 	// History limits: the oldest finished Jobs go (with their pods, by the
@@ -114,11 +125,9 @@ func (c *Context) scheduleCronJob(cj *batchv1.CronJob, st *batchv1.CronJobStatus
 	if st.LastScheduleTime != nil {
 		earliest = st.LastScheduleTime.Time
 	}
-	var last time.Time
-	next := sched.Next(earliest)
-	for n := 0; !next.After(c.Now) && n < maxMissedSchedules; n++ {
-		last = next
-		next = sched.Next(next)
+	last, next, missed := mostRecentScheduleTime(sched, earliest, c.Now)
+	if missed > maxMissedSchedules {
+		c.Log.Warn("too many missed start times, the most recent one is run", "cronjob", cj.Namespace+"/"+cj.Name, "missed", missed)
 	}
 	if !next.IsZero() {
 		c.RequeueAfter(next.Sub(c.Now) + 10*time.Millisecond)
@@ -142,7 +151,15 @@ func (c *Context) scheduleCronJob(cj *batchv1.CronJob, st *batchv1.CronJobStatus
 		*active = nil
 	}
 	name := fmt.Sprintf("%s-%d", cj.Name, last.Unix()/60) // getJobName: minutes since the epoch
-	job := podspec.JobFromCronJob(cj, name, map[string]string{batchv1.CronJobScheduledTimestampAnnotation: last.Format(time.RFC3339)})
+	// getJobFromTemplate2: the scheduled time in the CronJob's time zone
+	// (UTC without one).
+	loc := time.UTC
+	if tz := cj.Spec.TimeZone; tz != nil {
+		if l, err := time.LoadLocation(*tz); err == nil {
+			loc = l
+		}
+	}
+	job := podspec.JobFromCronJob(cj, name, map[string]string{batchv1.CronJobScheduledTimestampAnnotation: last.In(loc).Format(time.RFC3339)})
 	if _, err := c.L.Get(store.JobKind, cj.Namespace, name); err == nil {
 		st.LastScheduleTime = &metav1.Time{Time: last}
 		return nil // made before
@@ -157,4 +174,46 @@ func (c *Context) scheduleCronJob(cj *batchv1.CronJob, st *batchv1.CronJobStatus
 	st.LastScheduleTime = &metav1.Time{Time: last}
 	c.ctrl.poke()
 	return nil
+}
+
+// mostRecentScheduleTime is the CronJob controller's mostRecentScheduleTime
+// (utils.go): the latest start time after earliest and not after now (zero
+// if none), the next one after now, and roughly how many were missed. Many
+// missed start times are stepped over by the interval of the first two
+// rather than one by one, so a CronJob far behind gets its most recent
+// start time, not its 100th.
+func mostRecentScheduleTime(sched cron.Schedule, earliest, now time.Time) (last, next time.Time, missed int64) {
+	t1 := sched.Next(earliest)
+	if t1.IsZero() || t1.After(now) {
+		return time.Time{}, t1, 0
+	}
+	t2 := sched.Next(t1)
+	if t2.IsZero() || t2.After(now) {
+		return t1, t2, 1
+	}
+	between := int64(t2.Sub(t1).Round(time.Second).Seconds())
+	if between < 1 {
+		between = 1
+	}
+	missed = int64(now.Sub(t1).Seconds())/between + 1
+	from := t1
+	if missed > 2 {
+		from = t1.Add(time.Duration((missed-2)*between) * time.Second)
+	}
+	for t := sched.Next(from); !t.IsZero() && !t.After(now); t = sched.Next(t) {
+		last = t
+	}
+	if last.IsZero() {
+		last = t1
+	}
+	return last, sched.Next(last), missed
+}
+
+func inActiveList(cj *batchv1.CronJob, uid types.UID) bool {
+	for _, r := range cj.Status.Active {
+		if r.UID == uid {
+			return true
+		}
+	}
+	return false
 }

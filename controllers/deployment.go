@@ -176,9 +176,10 @@ func syncDeployment(c *Context, obj store.Object) error {
 	})
 	var reason, msg string
 	var err error
-	if d.Spec.Paused {
-		// sync (sync.go): a paused Deployment is scaled, never rolled out;
-		// no ReplicaSet is made for a changed template.
+	if d.Spec.Paused || s.isScalingEvent() {
+		// sync (sync.go): a paused Deployment, or one just scaled
+		// (isScalingEvent), is scaled, never rolled out; no ReplicaSet is
+		// made for a changed template.
 		err = s.scalePaused()
 	} else {
 		switch d.Spec.Strategy.Type {
@@ -197,24 +198,142 @@ func syncDeployment(c *Context, obj store.Object) error {
 	return err
 }
 
-// scalePaused is the deployment controller's scale for a paused Deployment
-// when one ReplicaSet is active (FindActiveOrLatest): that one gets the
-// Deployment's replicas. With several active (a rollout paused midway) the
-// proportional scaling of kube-controller-manager is not done: they stay.
+// scalePaused is the deployment controller's sync (sync.go) for a paused
+// Deployment or a scaling event (isScalingEvent): the ReplicaSets are
+// scaled, never rolled out, with no new ReplicaSet made.
 func (s *deploymentState) scalePaused() error {
-	var active []*appsv1.ReplicaSet
-	for _, rs := range s.all() {
-		if replicas(rs.Spec.Replicas) > 0 {
-			active = append(active, rs)
+	return s.scaleAll()
+}
+
+// isScalingEvent is the deployment controller's isScalingEvent: an active
+// ReplicaSet whose desired-replicas annotation is not the Deployment's
+// replicas means the Deployment was scaled.
+func (s *deploymentState) isScalingEvent() bool {
+	for _, rs := range activeReplicaSets(s.all()) {
+		v, ok := rs.Annotations[DesiredReplicasAnnotation]
+		if !ok {
+			continue
+		}
+		if n, err := strconv.Atoi(v); err == nil && int32(n) != replicas(s.d.Spec.Replicas) {
+			return true
 		}
 	}
+	return false
+}
+
+func activeReplicaSets(rss []*appsv1.ReplicaSet) []*appsv1.ReplicaSet {
+	var out []*appsv1.ReplicaSet
+	for _, rs := range rss {
+		if rs != nil && replicas(rs.Spec.Replicas) > 0 {
+			out = append(out, rs)
+		}
+	}
+	return out
+}
+
+// scaleAll is the deployment controller's scale (sync.go): one active (or
+// else the latest) ReplicaSet gets the Deployment's replicas; a saturated
+// new one leaves the old ones at 0; otherwise, for RollingUpdate, the
+// replicas to add or remove (desired + maxSurge - the ReplicaSets' sum) are
+// shared in proportion to each active ReplicaSet's size
+// (GetReplicaSetProportion), the leftover going to the largest.
+func (s *deploymentState) scaleAll() error {
+	desired := replicas(s.d.Spec.Replicas)
+	// FindActiveOrLatest
+	active := activeReplicaSets(s.all())
 	switch {
 	case len(active) == 1:
-		return s.scale(active[0], replicas(s.d.Spec.Replicas))
+		return s.scale(active[0], desired)
 	case len(active) == 0 && s.newRS != nil:
-		return s.scale(s.newRS, replicas(s.d.Spec.Replicas))
+		return s.scale(s.newRS, desired)
+	case len(active) == 0 && len(s.oldRSs) > 0:
+		return s.scale(s.oldRSs[len(s.oldRSs)-1], desired) // the newest
+	case len(active) == 0:
+		return nil
+	}
+	// IsSaturated
+	if rs := s.newRS; rs != nil && replicas(rs.Spec.Replicas) == desired &&
+		rs.Annotations[DesiredReplicasAnnotation] == strconv.Itoa(int(desired)) && rs.Status.AvailableReplicas == desired {
+		for _, old := range activeReplicaSets(s.oldRSs) {
+			if err := s.scale(old, 0); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if s.d.Spec.Strategy.Type == appsv1.RecreateDeploymentStrategyType {
+		return nil
+	}
+	allowed := int32(0)
+	if desired > 0 {
+		allowed = desired + MaxSurge(s.d)
+	}
+	toAdd := allowed - specReplicas(active)
+	// ReplicaSetsBySizeNewer when scaling up, BySizeOlder when down: the
+	// largest first, ties by age.
+	sort.SliceStable(active, func(i, j int) bool {
+		a, b := active[i], active[j]
+		if replicas(a.Spec.Replicas) != replicas(b.Spec.Replicas) {
+			return replicas(a.Spec.Replicas) > replicas(b.Spec.Replicas)
+		}
+		if toAdd > 0 {
+			return b.CreationTimestamp.Before(&a.CreationTimestamp)
+		}
+		return a.CreationTimestamp.Before(&b.CreationTimestamp)
+	})
+	sizes := make([]int32, len(active))
+	var added int32
+	for i, rs := range active {
+		sizes[i] = replicas(rs.Spec.Replicas)
+		if toAdd != 0 {
+			p := s.replicaSetProportion(rs, toAdd, added)
+			sizes[i] += p
+			added += p
+		}
+	}
+	for i, rs := range active {
+		if i == 0 && toAdd != 0 {
+			sizes[0] = max(sizes[0]+toAdd-added, 0)
+		}
+		if err := s.scale(rs, sizes[i]); err != nil {
+			return err
+		}
 	}
 	return nil
+}
+
+// replicaSetProportion is deploymentutil.GetReplicaSetProportion with
+// getReplicaSetFraction: the ReplicaSet's share of the Deployment's new
+// max replicas against those of its max-replicas annotation, bounded by
+// what is left to add or remove.
+func (s *deploymentState) replicaSetProportion(rs *appsv1.ReplicaSet, toAdd, added int32) int32 {
+	cur := replicas(rs.Spec.Replicas)
+	if cur == 0 || toAdd == 0 || toAdd == added {
+		return 0
+	}
+	desired := replicas(s.d.Spec.Replicas)
+	var fraction int32
+	if desired == 0 {
+		fraction = -cur
+	} else {
+		maxNow := desired + MaxSurge(s.d)
+		before := int32(0)
+		if n, err := strconv.Atoi(rs.Annotations[MaxReplicasAnnotation]); err == nil {
+			before = int32(n)
+		}
+		if before == 0 {
+			before = s.d.Status.Replicas
+		}
+		if before == 0 {
+			before = maxNow
+		}
+		fraction = int32(math.Round(float64(cur*maxNow)/float64(before))) - cur
+	}
+	allowed := toAdd - added
+	if toAdd > 0 {
+		return min(fraction, allowed)
+	}
+	return max(fraction, allowed)
 }
 
 // syncRevision writes the new ReplicaSet's revision on the Deployment
@@ -360,20 +479,27 @@ func setAnnotation(o store.Object, k, v string) {
 // scale sets a ReplicaSet's replicas (scaleReplicaSet), with the
 // Deployment's desired and max replicas annotations.
 func (s *deploymentState) scale(rs *appsv1.ReplicaSet, n int32) error {
-	if replicas(rs.Spec.Replicas) == n {
+	// scaleReplicaSet: the annotations are brought up to date even when
+	// the size stays.
+	want, wantMax := strconv.Itoa(int(replicas(s.d.Spec.Replicas))), strconv.Itoa(int(replicas(s.d.Spec.Replicas)+MaxSurge(s.d)))
+	if replicas(rs.Spec.Replicas) == n && rs.Annotations[DesiredReplicasAnnotation] == want && rs.Annotations[MaxReplicasAnnotation] == wantMax {
 		return nil
 	}
 	s.c.Log.Info("scaling replica set", "replicaset", rs.Namespace+"/"+rs.Name, "from", replicas(rs.Spec.Replicas), "to", n)
 	err := s.c.L.Update(store.ReplicaSetKind, rs.Namespace, rs.Name, func(o store.Object) error {
 		r := o.(*appsv1.ReplicaSet)
+		if replicas(r.Spec.Replicas) != n {
+			r.Generation++
+		}
 		r.Spec.Replicas = &n
-		r.Generation++
-		setAnnotation(r, DesiredReplicasAnnotation, strconv.Itoa(int(replicas(s.d.Spec.Replicas))))
-		setAnnotation(r, MaxReplicasAnnotation, strconv.Itoa(int(replicas(s.d.Spec.Replicas)+MaxSurge(s.d))))
+		setAnnotation(r, DesiredReplicasAnnotation, want)
+		setAnnotation(r, MaxReplicasAnnotation, wantMax)
 		return nil
 	})
 	if err == nil {
 		rs.Spec.Replicas = &n
+		setAnnotation(rs, DesiredReplicasAnnotation, want)
+		setAnnotation(rs, MaxReplicasAnnotation, wantMax)
 	}
 	return err
 }

@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/robfig/cron/v3"
 
@@ -384,6 +385,22 @@ func validateBatchOrStatefulSet(w *Workload) (field.ErrorList, bool) {
 			errs = append(errs, field.Required(spec.Child("schedule"), ""))
 		} else if _, err := ParseSchedule(o.Spec.Schedule); err != nil {
 			errs = append(errs, field.Invalid(spec.Child("schedule"), o.Spec.Schedule, err.Error()))
+		}
+		// ValidateCronJobSpec (pkg/apis/batch/validation): timeZone is a
+		// non-empty explicit IANA zone, never with TZ in the schedule.
+		if tz := o.Spec.TimeZone; tz != nil {
+			p := spec.Child("timeZone")
+			switch _, err := time.LoadLocation(*tz); {
+			case *tz == "":
+				errs = append(errs, field.Invalid(p, *tz, "timeZone must be nil or non-empty string"))
+			case strings.EqualFold(*tz, "Local"):
+				errs = append(errs, field.Invalid(p, *tz, "timeZone must be an explicit time zone as defined in https://www.iana.org/time-zones"))
+			case err != nil:
+				errs = append(errs, field.Invalid(p, *tz, "unknown time zone "+*tz))
+			}
+			if strings.Contains(o.Spec.Schedule, "TZ") {
+				errs = append(errs, field.Invalid(spec.Child("schedule"), o.Spec.Schedule, "cannot use both timeZone field and TZ or CRON_TZ in schedule"))
+			}
 		}
 		switch o.Spec.ConcurrencyPolicy {
 		case batchv1.AllowConcurrent, batchv1.ForbidConcurrent, batchv1.ReplaceConcurrent:
