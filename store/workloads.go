@@ -132,9 +132,9 @@ func nextGeneration(old int64, specChanged bool) int64 {
 	return old
 }
 
-// The batch/v1 kinds and StatefulSet: Jobs and StatefulSets are run by the
-// controllers process; a CronJob is stored (its schedule is not run, see
-// README) and `create job --from=cronjob/x` makes a Job of it.
+// The batch/v1 kinds and StatefulSet: Jobs, CronJobs (their schedule) and
+// StatefulSets are run by the controllers process; `create job
+// --from=cronjob/x` makes a Job of a CronJob.
 var (
 	JobKind = &Kind{
 		Name: "Job", Plural: "jobs", Aliases: []string{"job", "job.batch", "jobs.batch"},
