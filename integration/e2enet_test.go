@@ -6,13 +6,17 @@ package integration
 // gateway, so the answers (rcode, TTL, sections) are checked as dig shows them.
 
 import (
+	"encoding/json"
+	"fmt"
 	"net"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
 	mdns "github.com/miekg/dns"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 )
 
 // neGateway is the bridge's address, where the services owner serves DNS.
@@ -267,4 +271,127 @@ func TestE2ENetExternalName(t *testing.T) {
 	if s := e.service("ne-ext"); s.Spec.ClusterIP != "" || len(s.Spec.ClusterIPs) != 0 {
 		t.Errorf("ClusterIP → ExternalName kept its cluster IP: %q %q", s.Spec.ClusterIP, s.Spec.ClusterIPs)
 	}
+}
+
+const neProxyManifest = `
+apiVersion: v1
+kind: Service
+metadata: {name: ne-affinity}
+spec:
+  selector: {app: ne-web}
+  sessionAffinity: ClientIP
+  ports: [{name: http, port: 80, targetPort: http}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: ne-multi, labels: {tier: ne-front}}
+spec:
+  selector: {app: ne-web}
+  ports: [{name: portname1, port: 80, targetPort: http}, {name: portname2, port: 81, targetPort: 8080}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: ne-proxyname, labels: {service.kubernetes.io/service-proxy-name: ne-other-proxy}}
+spec:
+  selector: {app: ne-web}
+  ports: [{port: 80, targetPort: http}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: ne-headlesslabel, labels: {service.kubernetes.io/headless: ""}}
+spec:
+  selector: {app: ne-web}
+  ports: [{port: 80, targetPort: http}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: ne-headless}
+spec:
+  clusterIP: None
+  selector: {app: ne-web}
+  ports: [{port: 80, targetPort: http}]
+`
+
+// service.go "should have session affinity work for service with type
+// clusterIP", "should serve multiport endpoints from pods", "should implement
+// service.kubernetes.io/service-proxy-name" and ".../headless" (kube-proxy
+// leaves such Services alone, and serves them once the label goes), and
+// endpointslice.go's slices as `get endpointslices` prints them.
+func TestE2ENetServiceProxy(t *testing.T) {
+	e := newEnv(t)
+	e.apply(neProxyManifest)
+	e.apply(fmt.Sprintf(webBackend, "ne-web-1", "ne-web", "ne-web-1", "none")+"---"+
+		fmt.Sprintf(webBackend, "ne-web-2", "ne-web", "ne-web-2", "none")+"---"+`
+apiVersion: v1
+kind: Pod
+metadata: {name: ne-client}
+spec:
+  containers: [{name: c, image: busybox:1.28, command: `+netIdle+`}]
+`, "--wait")
+	ip1, ip2 := e.pod("ne-web-1").Status.PodIP, e.pod("ne-web-2").Status.PodIP
+	get := `printf 'GET / HTTP/1.0\r\n\r\n' | nc -w 3 %s %d | tail -n 1;`
+	sh := func(script string, ok func(string) bool) string {
+		deadline := time.Now().Add(10 * time.Second * timeoutScale)
+		for {
+			r := e.podrun("exec", "ne-client", "--", "sh", "-c", script)
+			if ok(r.stdout) || time.Now().After(deadline) {
+				return r.stdout
+			}
+			time.Sleep(300 * time.Millisecond)
+		}
+	}
+	// ClientIP affinity: every request goes to the backend of the first.
+	aff := e.service("ne-affinity").Spec.ClusterIP
+	out := sh(strings.Repeat(fmt.Sprintf(get, aff, 80), 12), func(s string) bool { return strings.Count(s, "ne-web-") == 12 })
+	if n1, n2 := strings.Count(out, "ne-web-1"), strings.Count(out, "ne-web-2"); n1+n2 != 12 || n1 != 0 && n2 != 0 {
+		t.Errorf("ClientIP affinity: %d to ne-web-1, %d to ne-web-2; want all 12 to one", n1, n2)
+	}
+	// Both ports of a multi-port Service, named and numbered target ports.
+	multi := e.service("ne-multi").Spec.ClusterIP
+	for _, port := range []int{80, 81} {
+		if out := sh(fmt.Sprintf(get, multi, port), func(s string) bool { return strings.Contains(s, "ne-web-") }); !strings.Contains(out, "ne-web-") {
+			t.Errorf("ne-multi port %d: %q", port, out)
+		}
+	}
+
+	// kube-proxy's label selector: no rule at all for the labelled Services.
+	table := "podrun_" + e.bridge + "-svc"
+	rules := func() string {
+		out, _ := exec.Command("nft", "list", "table", "ip", table).CombinedOutput()
+		return string(out)
+	}
+	for _, name := range []string{"ne-proxyname", "ne-headlesslabel"} {
+		if ip := e.service(name).Spec.ClusterIP; strings.Contains(rules(), ip+" ") {
+			t.Errorf("%s (%s) has rules although kube-proxy ignores it:\n%s", name, ip, rules())
+		}
+	}
+	// Without the label it is served.
+	e.apply("apiVersion: v1\nkind: Service\nmetadata: {name: ne-proxyname}\nspec: {selector: {app: ne-web}, ports: [{port: 80, targetPort: http}]}\n")
+	pn := e.service("ne-proxyname").Spec.ClusterIP
+	if out := sh(fmt.Sprintf(get, pn, 80), func(s string) bool { return strings.Contains(s, "ne-web-") }); !strings.Contains(out, "ne-web-") {
+		t.Errorf("ne-proxyname after its label went: %q\n%s", out, rules())
+	}
+
+	// get endpointslices: kubectl's columns, the controller's labels.
+	out = e.must("get", "endpointslices", "-l", "kubernetes.io/service-name=ne-multi").stdout
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 2 || strings.Join(strings.Fields(lines[0]), " ") != "NAME ADDRESSTYPE PORTS ENDPOINTS AGE" {
+		t.Fatalf("get endpointslices -l:\n%s", out)
+	}
+	f := strings.Fields(lines[1])
+	if !strings.HasPrefix(f[0], "ne-multi-") || f[1] != "IPv4" || f[2] != "8080,8080" || (f[3] != ip1+","+ip2 && f[3] != ip2+","+ip1) {
+		t.Errorf("get endpointslices row: %q; want ne-multi-xxxxx IPv4 8080,8080 %s,%s", lines[1], ip1, ip2)
+	}
+	var sl discoveryv1.EndpointSlice
+	if err := json.Unmarshal([]byte(e.must("get", "endpointslice", f[0], "-o", "json").stdout), &sl); err != nil {
+		t.Fatal(err)
+	}
+	if sl.Kind != "EndpointSlice" || sl.Labels["tier"] != "ne-front" || sl.Labels["endpointslice.kubernetes.io/managed-by"] != "endpointslice-controller.k8s.io" ||
+		sl.Labels["kubernetes.io/service-name"] != "ne-multi" || len(sl.Endpoints) != 2 {
+		t.Errorf("get endpointslice %s -o json: %+v", f[0], sl)
+	}
+	if out := e.must("get", "endpointslices", "-l", "service.kubernetes.io/headless", "-o", "name").stdout; !strings.HasPrefix(out, "endpointslice.discovery.k8s.io/ne-headless-") || strings.Count(out, "\n") != 1 {
+		t.Errorf("the headless Service's slices carry service.kubernetes.io/headless: %q", out)
+	}
+	e.must("delete", "svc", "--all")
 }

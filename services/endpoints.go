@@ -16,8 +16,7 @@ import (
 
 // The labels the EndpointSlice controller puts on the slices it manages.
 const (
-	managedByLabel = "endpointslice.kubernetes.io/managed-by"
-	managedBy      = "endpointslice-controller.k8s.io"
+	managedBy = "endpointslice-controller.k8s.io"
 	// maxEndpointsPerSlice is the controller's default --max-endpoints-per-slice.
 	maxEndpointsPerSlice = 100
 )
@@ -163,10 +162,7 @@ func EndpointSlices(svc *corev1.Service, pods []*corev1.Pod) []*discoveryv1.Endp
 					Name:         sliceName(svc.Name, fmt.Sprintf("%s/%d", key, part)),
 					GenerateName: svc.Name + "-",
 					Namespace:    svc.Namespace,
-					Labels: map[string]string{
-						discoveryv1.LabelServiceName: svc.Name,
-						managedByLabel:               managedBy,
-					},
+					Labels:       sliceLabels(svc),
 					OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "Service", Name: svc.Name, UID: svc.UID,
 						Controller: ptr(true), BlockOwnerDeletion: ptr(true)}},
 				},
@@ -176,6 +172,26 @@ func EndpointSlices(svc *corev1.Service, pods []*corev1.Pod) []*discoveryv1.Endp
 			})
 		}
 	}
+	return out
+}
+
+// sliceLabels is the controller's setEndpointSliceLabels: the Service's
+// labels except the reserved ones, service.kubernetes.io/headless when the
+// Service has no cluster IP, and the service-name and managed-by labels.
+func sliceLabels(svc *corev1.Service) map[string]string {
+	out := map[string]string{}
+	for k, v := range svc.Labels {
+		switch k {
+		case discoveryv1.LabelServiceName, discoveryv1.LabelManagedBy, corev1.IsHeadlessService:
+			continue // reserved
+		}
+		out[k] = v
+	}
+	if !isServiceIPSet(svc) {
+		out[corev1.IsHeadlessService] = ""
+	}
+	out[discoveryv1.LabelServiceName] = svc.Name
+	out[discoveryv1.LabelManagedBy] = managedBy
 	return out
 }
 
