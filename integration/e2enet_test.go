@@ -271,6 +271,17 @@ func TestE2ENetExternalName(t *testing.T) {
 	if s := e.service("ne-ext"); s.Spec.ClusterIP != "" || len(s.Spec.ClusterIPs) != 0 {
 		t.Errorf("ClusterIP → ExternalName kept its cluster IP: %q %q", s.Spec.ClusterIP, s.Spec.ClusterIPs)
 	}
+
+	// An ExternalName naming a Service of the cluster: CoreDNS's plugin.A
+	// follows the CNAME inside the zone and answers the ClusterIP with it.
+	e.apply("apiVersion: v1\nkind: Service\nmetadata: {name: ne-target}\nspec: {ports: [{port: 80}]}\n---\n" +
+		"apiVersion: v1\nkind: Service\nmetadata: {name: ne-inner}\nspec: {type: ExternalName, externalName: ne-target.default.svc.cluster.local}\n")
+	target := e.service("ne-target").Spec.ClusterIP
+	inner := "ne-inner.default.svc.cluster.local."
+	want := inner + " 30 IN CNAME ne-target.default.svc.cluster.local.\nne-target.default.svc.cluster.local. 30 IN A " + target
+	if r := neAskUntil(t, e, inner, mdns.TypeA, func(m *mdns.Msg) bool { return neRRs(m.Answer) == want }); neRRs(r.Answer) != want {
+		t.Errorf("A of an ExternalName in the zone:\n%s\nwant:\n%s", neRRs(r.Answer), want)
+	}
 }
 
 const neProxyManifest = `
