@@ -316,6 +316,13 @@ spec:
 ---
 apiVersion: v1
 kind: Service
+metadata: {name: ne-nopods}
+spec:
+  selector: {app: ne-nobody}
+  ports: [{port: 80}]
+---
+apiVersion: v1
+kind: Service
 metadata: {name: ne-headless}
 spec:
   clusterIP: None
@@ -403,6 +410,16 @@ spec:
 	}
 	if out := e.must("get", "endpointslices", "-l", "service.kubernetes.io/headless", "-o", "name").stdout; !strings.HasPrefix(out, "endpointslice.discovery.k8s.io/ne-headless-") || strings.Count(out, "\n") != 1 {
 		t.Errorf("the headless Service's slices carry service.kubernetes.io/headless: %q", out)
+	}
+	// A Service whose selector matches no pod: the controller's placeholder
+	// slice, and Endpoints without addresses.
+	out = e.must("get", "endpointslices", "-l", "kubernetes.io/service-name=ne-nopods").stdout
+	if lines := strings.Split(strings.TrimSpace(out), "\n"); len(lines) != 2 || !strings.HasPrefix(lines[1], "ne-nopods-") ||
+		strings.Join(strings.Fields(lines[1])[1:4], " ") != "IPv4 <unset> <unset>" {
+		t.Errorf("placeholder slice:\n%s", out)
+	}
+	if out := e.must("get", "endpoints", "ne-nopods").stdout; strings.Join(strings.Fields(strings.Split(out, "\n")[1])[:2], " ") != "ne-nopods <none>" {
+		t.Errorf("get endpoints ne-nopods:\n%s", out)
 	}
 	e.must("delete", "svc", "--all")
 }
