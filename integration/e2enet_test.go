@@ -316,6 +316,15 @@ spec:
 ---
 apiVersion: v1
 kind: Service
+metadata: {name: ne-afftimeout}
+spec:
+  selector: {app: ne-web}
+  sessionAffinity: ClientIP
+  sessionAffinityConfig: {clientIP: {timeoutSeconds: 2}}
+  ports: [{name: http, port: 80, targetPort: http}]
+---
+apiVersion: v1
+kind: Service
 metadata: {name: ne-nopods}
 spec:
   selector: {app: ne-nobody}
@@ -363,6 +372,22 @@ spec:
 	out := sh(strings.Repeat(fmt.Sprintf(get, aff, 80), 12), func(s string) bool { return strings.Count(s, "ne-web-") == 12 })
 	if n1, n2 := strings.Count(out, "ne-web-1"), strings.Count(out, "ne-web-2"); n1+n2 != 12 || n1 != 0 && n2 != 0 {
 		t.Errorf("ClientIP affinity: %d to ne-web-1, %d to ne-web-2; want all 12 to one", n1, n2)
+	}
+	// "should have session affinity timeout work": within the timeout the
+	// same backend, and once it has passed a new pick (within 10 tries).
+	at := e.service("ne-afftimeout").Spec.ClusterIP
+	first := sh(fmt.Sprintf(get, at, 80), func(s string) bool { return strings.Contains(s, "ne-web-") })
+	if out := sh(strings.Repeat(fmt.Sprintf(get, at, 80), 4), func(string) bool { return true }); strings.Count(out, strings.TrimSpace(first)) != 4 {
+		t.Errorf("affinity within the timeout: first %q, then %q", first, out)
+	}
+	moved := false
+	for i := 0; i < 10 && !moved; i++ {
+		time.Sleep(3 * time.Second)
+		out := sh(fmt.Sprintf(get, at, 80), func(s string) bool { return strings.Contains(s, "ne-web-") })
+		moved = strings.TrimSpace(out) != strings.TrimSpace(first)
+	}
+	if !moved {
+		t.Errorf("affinity outlived its 2 s timeout: always %q", first)
 	}
 	// Both ports of a multi-port Service, named and numbered target ports.
 	multi := e.service("ne-multi").Spec.ClusterIP
