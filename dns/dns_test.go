@@ -101,6 +101,18 @@ func snapshot() Snapshot {
 		service("ext", "team-a", "", func(s *corev1.Service) {
 			s.Spec.Type, s.Spec.ExternalName, s.Spec.Ports = corev1.ServiceTypeExternalName, "db.example.com", nil
 		}),
+		service("inner", "team-a", "", func(s *corev1.Service) {
+			s.Spec.Type, s.Spec.ExternalName, s.Spec.Ports = corev1.ServiceTypeExternalName, "web.default.svc.cluster.local", nil
+		}),
+		service("chain", "team-a", "", func(s *corev1.Service) {
+			s.Spec.Type, s.Spec.ExternalName, s.Spec.Ports = corev1.ServiceTypeExternalName, "inner.team-a.svc.cluster.local", nil
+		}),
+		service("dangling", "team-a", "", func(s *corev1.Service) {
+			s.Spec.Type, s.Spec.ExternalName, s.Spec.Ports = corev1.ServiceTypeExternalName, "missing.default.svc.cluster.local", nil
+		}),
+		service("gone", "team-a", "", func(s *corev1.Service) {
+			s.Spec.Type, s.Spec.ExternalName, s.Spec.Ports = corev1.ServiceTypeExternalName, "gone.example.com", nil
+		}),
 	}
 	var slices []*discoveryv1.EndpointSlice
 	for _, s := range svcs {
@@ -182,6 +194,16 @@ func TestClusterDomain(t *testing.T) {
 		{"ext.team-a.svc.cluster.local.", mdns.TypeA, 0, []string{
 			"db.example.com. 60 IN A 192.0.2.7", "ext.team-a.svc.cluster.local. 30 IN CNAME db.example.com."}, nil},
 		{"ext.team-a.svc.cluster.local.", mdns.TypeCNAME, 0, []string{"ext.team-a.svc.cluster.local. 30 IN CNAME db.example.com."}, nil},
+		// plugin.A: a target in the zone is answered from the cluster's
+		// records, CNAME by CNAME; one without addresses leaves NODATA.
+		{"inner.team-a.svc.cluster.local.", mdns.TypeA, 0, []string{
+			"inner.team-a.svc.cluster.local. 30 IN CNAME web.default.svc.cluster.local.", "web.default.svc.cluster.local. 30 IN A 10.216.0.50"}, nil},
+		{"chain.team-a.svc.cluster.local.", mdns.TypeA, 0, []string{
+			"chain.team-a.svc.cluster.local. 30 IN CNAME inner.team-a.svc.cluster.local.",
+			"inner.team-a.svc.cluster.local. 30 IN CNAME web.default.svc.cluster.local.", "web.default.svc.cluster.local. 30 IN A 10.216.0.50"}, nil},
+		{"dangling.team-a.svc.cluster.local.", mdns.TypeA, 0, nil, nil},
+		// An upstream NXDOMAIN for the target keeps the CNAME (b.Lookup succeeded).
+		{"gone.team-a.svc.cluster.local.", mdns.TypeA, 0, []string{"gone.team-a.svc.cluster.local. 30 IN CNAME gone.example.com."}, nil},
 		{"10-215-0-99.default.pod.cluster.local.", mdns.TypeA, 0, []string{"10-215-0-99.default.pod.cluster.local. 30 IN A 10.215.0.99"}, nil},
 		{"10-215-0-99.nowhere.pod.cluster.local.", mdns.TypeA, mdns.RcodeNameError, nil, nil},
 		{"not-an-ip.default.pod.cluster.local.", mdns.TypeA, mdns.RcodeNameError, nil, nil},

@@ -238,7 +238,7 @@ func (s *Server) answer(x *index, r *mdns.Msg) *mdns.Msg {
 	}
 	switch q.Qtype {
 	case mdns.TypeA, mdns.TypeAAAA:
-		m.Answer = s.addresses(q, recs, r)
+		m.Answer = s.addresses(x, q, recs, nil)
 	case mdns.TypeSRV:
 		m.Answer, m.Extra = s.srv(q, recs)
 	case mdns.TypeCNAME:
@@ -256,8 +256,12 @@ func (s *Server) answer(x *index, r *mdns.Msg) *mdns.Msg {
 
 // addresses is plugin.A / plugin.AAAA: the addresses of the records (each
 // once), and for an ExternalName the CNAME followed by the target's
-// addresses from upstream (the CNAME is left out when those cannot be had).
-func (s *Server) addresses(q mdns.Question, recs []record, r *mdns.Msg) []mdns.RR {
+// addresses. A target inside the zone is resolved from the snapshot (at most
+// 8 CNAMEs deep, the CNAME kept only when the target has addresses); any
+// other target is asked upstream, and the CNAME is kept with whatever the
+// upstream answered (even NXDOMAIN: the plugin drops it only when the lookup
+// itself fails), as plugin.A does with b.Lookup.
+func (s *Server) addresses(x *index, q mdns.Question, recs []record, prev []mdns.RR) []mdns.RR {
 	var out []mdns.RR
 	seen := map[string]bool{}
 	for _, rec := range recs {
@@ -268,11 +272,26 @@ func (s *Server) addresses(q mdns.Question, recs []record, r *mdns.Msg) []mdns.R
 				continue // a CNAME to itself
 			}
 			cname := &mdns.CNAME{Hdr: s.hdr(q.Name, mdns.TypeCNAME), Target: rec.host}
+			if len(prev) > 7 || duplicateCNAME(cname, prev) {
+				continue
+			}
+			if target := mdns.CanonicalName(rec.host); mdns.IsSubDomain(s.cfg.Zone, target) {
+				next, err := s.records(x, target)
+				if err != nil {
+					continue
+				}
+				more := s.addresses(x, mdns.Question{Name: rec.host, Qtype: q.Qtype, Qclass: q.Qclass}, next, append(prev, cname))
+				if len(more) > 0 {
+					out = append(out, cname)
+					out = append(out, more...)
+				}
+				continue
+			}
 			up := new(mdns.Msg)
 			up.SetQuestion(rec.host, q.Qtype)
 			up.RecursionDesired = true
 			reply, err := s.exchange(up, "udp")
-			if err != nil || reply.Rcode != mdns.RcodeSuccess {
+			if err != nil {
 				continue
 			}
 			out = append(out, cname)
@@ -290,6 +309,17 @@ func (s *Server) addresses(q mdns.Question, recs []record, r *mdns.Msg) []mdns.R
 		}
 	}
 	return out
+}
+
+// duplicateCNAME is CoreDNS's dnsutil.DuplicateCNAME: the CNAME is already
+// in the chain (a loop).
+func duplicateCNAME(r *mdns.CNAME, records []mdns.RR) bool {
+	for _, rec := range records {
+		if v, ok := rec.(*mdns.CNAME); ok && v.Target == r.Target {
+			return true
+		}
+	}
+	return false
 }
 
 // srv is plugin.SRV: one SRV per record pointing at the record's domain,

@@ -338,7 +338,7 @@ func (l *loader) decodeObject(js []byte, tree *posTree, d rawDoc, prefix string)
 	want := k.apiVersion
 	if !known || (kind == "List" && prefix != "") {
 		ln, _ := tree.pos(prefix + "kind")
-		l.fail(d.index, ln, 0, prefix+"kind", "kind %s is not supported", kind)
+		l.fail(d.index, ln, 0, prefix+"kind", "kind %s is not supported%s", kind, unsupportedKindReason[kind])
 		return
 	}
 	if apiVersion != want {
@@ -505,4 +505,14 @@ func generateName(base string) string {
 		b[i] = alphabet[int(b[i])%len(alphabet)]
 	}
 	return base + string(b)
+}
+
+// unsupportedKindReason says why a kind a user may expect is refused.
+var unsupportedKindReason = map[string]string{
+	// The endpoints of a Service are what podrun's EndpointSlice and
+	// endpoints controllers compute from its selector; objects written by
+	// hand (for a Service without a selector) are not kept, so such a
+	// Service has no endpoints.
+	"EndpointSlice": ": podrun computes a Service's EndpointSlices from its selector; a Service without a selector has no endpoints",
+	"Endpoints":     ": podrun computes a Service's Endpoints from its selector; a Service without a selector has no endpoints",
 }

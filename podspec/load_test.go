@@ -127,6 +127,11 @@ spec:
 			want: []string{`pod.yaml:2: kind: kind HorizontalPodAutoscaler is not supported`},
 		},
 		{
+			name: "manual EndpointSlice",
+			src:  "apiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata:\n  name: d\naddressType: IPv4\n",
+			want: []string{`pod.yaml:2: kind: kind EndpointSlice is not supported: podrun computes a Service's EndpointSlices from its selector; a Service without a selector has no endpoints`},
+		},
+		{
 			name: "wrong apiVersion",
 			src:  "apiVersion: apps/v1\nkind: Pod\nmetadata:\n  name: d\n",
 			want: []string{`pod.yaml:1: apiVersion: apiVersion "apps/v1" is not supported for kind Pod (want "v1")`},

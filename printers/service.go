@@ -207,3 +207,36 @@ func sliceEndpoints(slices []*discoveryv1.EndpointSlice, portName string) string
 	}
 	return strings.Join(list, ",")
 }
+
+// EndpointSliceRow is kubectl's row for an EndpointSlice (printEndpointSlice):
+// NAME ADDRESSTYPE PORTS ENDPOINTS AGE, ports and addresses as
+// formatDiscoveryPorts and formatDiscoveryEndpoints list them (three, then
+// "+ N more...", "<unset>" for none).
+func EndpointSliceRow(sl *discoveryv1.EndpointSlice, now time.Time) []string {
+	var ports, addrs []string
+	for _, p := range sl.Ports {
+		n := "*"
+		if p.Port != nil {
+			n = fmt.Sprint(*p.Port)
+		} else if p.Name != nil {
+			n = *p.Name
+		}
+		ports = append(ports, n)
+	}
+	for _, ep := range sl.Endpoints {
+		addrs = append(addrs, ep.Addresses...)
+	}
+	return []string{sl.Name, string(sl.AddressType), listWithMore(ports), listWithMore(addrs), Since(sl.CreationTimestamp, now)}
+}
+
+// listWithMore is kubectl's listWithMoreString over the first three items.
+func listWithMore(list []string) string {
+	const max = 3
+	if len(list) > max {
+		return fmt.Sprintf("%s + %d more...", strings.Join(list[:max], ","), len(list)-max)
+	}
+	if len(list) == 0 {
+		return "<unset>"
+	}
+	return strings.Join(list, ",")
+}

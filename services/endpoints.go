@@ -16,8 +16,7 @@ import (
 
 // The labels the EndpointSlice controller puts on the slices it manages.
 const (
-	managedByLabel = "endpointslice.kubernetes.io/managed-by"
-	managedBy      = "endpointslice-controller.k8s.io"
+	managedBy = "endpointslice-controller.k8s.io"
 	// maxEndpointsPerSlice is the controller's default --max-endpoints-per-slice.
 	maxEndpointsPerSlice = 100
 )
@@ -102,7 +101,8 @@ func shouldSetHostname(pod *corev1.Pod, svc *corev1.Service) bool {
 // per pod that should be in endpoints (terminating pods included, marked),
 // ready when the pod is Ready or the Service publishes not-ready addresses,
 // grouped by the ports each pod resolves, at most 100 per slice. A Service
-// without a selector gets none (its endpoints are the user's). Slice names
+// without a selector gets none (its endpoints are the user's); one with a
+// selector and no endpoints gets the controller's placeholder. Slice names
 // are stable for the same Service and ports.
 func EndpointSlices(svc *corev1.Service, pods []*corev1.Pod) []*discoveryv1.EndpointSlice {
 	type group struct {
@@ -152,10 +152,17 @@ func EndpointSlices(svc *corev1.Service, pods []*corev1.Pod) []*discoveryv1.Endp
 		g.endpoints = append(g.endpoints, ep)
 	}
 	sort.Strings(keys)
+	if len(keys) == 0 && svc.Spec.Selector != nil && svc.Spec.Type != corev1.ServiceTypeExternalName {
+		// reconciler.finalize: "When no endpoint slices would usually exist,
+		// we need to add a placeholder": one slice with no endpoints and no
+		// ports (endpointslice.go e2e expects it for a Service without pods).
+		keys = []string{"placeholder"}
+		groups["placeholder"] = &group{ports: []discoveryv1.EndpointPort{}}
+	}
 	var out []*discoveryv1.EndpointSlice
 	for _, key := range keys {
 		g := groups[key]
-		for start, part := 0, 0; start < len(g.endpoints); start, part = start+maxEndpointsPerSlice, part+1 {
+		for start, part := 0, 0; start < max(len(g.endpoints), 1); start, part = start+maxEndpointsPerSlice, part+1 {
 			end := min(start+maxEndpointsPerSlice, len(g.endpoints))
 			out = append(out, &discoveryv1.EndpointSlice{
 				TypeMeta: metav1.TypeMeta{APIVersion: "discovery.k8s.io/v1", Kind: "EndpointSlice"},
@@ -163,10 +170,7 @@ func EndpointSlices(svc *corev1.Service, pods []*corev1.Pod) []*discoveryv1.Endp
 					Name:         sliceName(svc.Name, fmt.Sprintf("%s/%d", key, part)),
 					GenerateName: svc.Name + "-",
 					Namespace:    svc.Namespace,
-					Labels: map[string]string{
-						discoveryv1.LabelServiceName: svc.Name,
-						managedByLabel:               managedBy,
-					},
+					Labels:       sliceLabels(svc),
 					OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "Service", Name: svc.Name, UID: svc.UID,
 						Controller: ptr(true), BlockOwnerDeletion: ptr(true)}},
 				},
@@ -176,6 +180,26 @@ func EndpointSlices(svc *corev1.Service, pods []*corev1.Pod) []*discoveryv1.Endp
 			})
 		}
 	}
+	return out
+}
+
+// sliceLabels is the controller's setEndpointSliceLabels: the Service's
+// labels except the reserved ones, service.kubernetes.io/headless when the
+// Service has no cluster IP, and the service-name and managed-by labels.
+func sliceLabels(svc *corev1.Service) map[string]string {
+	out := map[string]string{}
+	for k, v := range svc.Labels {
+		switch k {
+		case discoveryv1.LabelServiceName, discoveryv1.LabelManagedBy, corev1.IsHeadlessService:
+			continue // reserved
+		}
+		out[k] = v
+	}
+	if !isServiceIPSet(svc) {
+		out[corev1.IsHeadlessService] = ""
+	}
+	out[discoveryv1.LabelServiceName] = svc.Name
+	out[discoveryv1.LabelManagedBy] = managedBy
 	return out
 }
 

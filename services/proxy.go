@@ -8,6 +8,21 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 )
 
+// labelServiceProxyName is apis.LabelServiceProxyName: a Service with it is
+// served by another proxy.
+const labelServiceProxyName = "service.kubernetes.io/service-proxy-name"
+
+// proxied is kube-proxy's informer label selector (cmd/kube-proxy/app
+// server.go, newProxyServer: !service.kubernetes.io/service-proxy-name,
+// !service.kubernetes.io/headless): a Service carrying either label gets no
+// rules at all, whatever its type (e2e service.go "should implement
+// service.kubernetes.io/service-proxy-name" and "... /headless").
+func proxied(svc *corev1.Service) bool {
+	_, named := svc.Labels[labelServiceProxyName]
+	_, headless := svc.Labels[corev1.IsHeadlessService]
+	return !named && !headless
+}
+
 // ProxyPorts is what kube-proxy builds from Services and EndpointSlices
 // (its ServicePortMap and EndpointsMap) for network.SyncServices: one entry
 // per port of every Service with a cluster IP, with the endpoints of the
@@ -25,7 +40,7 @@ func ProxyPorts(svcs []*corev1.Service, slices []*discoveryv1.EndpointSlice) []n
 	}
 	var out []network.ServicePort
 	for _, svc := range svcs {
-		if svc.Spec.Type == corev1.ServiceTypeExternalName || !isServiceIPSet(svc) {
+		if svc.Spec.Type == corev1.ServiceTypeExternalName || !isServiceIPSet(svc) || !proxied(svc) {
 			continue
 		}
 		if _, err := netip.ParseAddr(svc.Spec.ClusterIP); err != nil {

@@ -263,6 +263,19 @@ func TestEndpointSlices(t *testing.T) {
 	if got := EndpointSlices(svc("manual", nil), pods); got != nil {
 		t.Errorf("a Service without a selector got slices %v", got)
 	}
+	// The controller's placeholder: one slice, no endpoints, no ports, the
+	// Service's labels and the headless label when it has no cluster IP.
+	lonely := svc("lonely", func(s *corev1.Service) {
+		s.Spec.Selector = map[string]string{"app": "nobody"}
+		s.Spec.ClusterIP = corev1.ClusterIPNone
+		s.Labels = map[string]string{"team": "a", "kubernetes.io/service-name": "spoofed"}
+	})
+	if got := EndpointSlices(lonely, pods); len(got) != 1 || len(got[0].Endpoints) != 0 || got[0].Ports == nil || len(got[0].Ports) != 0 ||
+		got[0].Labels["team"] != "a" || got[0].Labels["kubernetes.io/service-name"] != "lonely" || got[0].Labels[corev1.IsHeadlessService] != "" {
+		t.Errorf("placeholder slice: %+v", got)
+	} else if _, ok := got[0].Labels[corev1.IsHeadlessService]; !ok {
+		t.Errorf("placeholder of a headless Service without %s: %v", corev1.IsHeadlessService, got[0].Labels)
+	}
 
 	legacy := LegacyEndpoints(web, pods)
 	if len(legacy.Subsets) != 1 || len(legacy.Subsets[0].Addresses) != 4 || len(legacy.Subsets[0].NotReadyAddresses) != 0 {

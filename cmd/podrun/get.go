@@ -91,6 +91,9 @@ func runGet(c *cli.Context) error {
 		if isEndpoints(args[0]) {
 			return getEndpoints(c, args[1:])
 		}
+		if isEndpointSlices(args[0]) {
+			return getEndpointSlices(c, args[1:])
+		}
 		if k, ok := store.KindFor(args[0]); ok {
 			return getObjects(c, k, args[1:])
 		}

@@ -27,7 +27,7 @@ func init() {
 		"controllerrevisions controllerrevision", "daemonsets daemonset ds", "deployments deployment deploy",
 		"replicasets replicaset rs", "statefulsets statefulset sts", "horizontalpodautoscalers horizontalpodautoscaler hpa",
 		"cronjobs cronjob cj", "jobs job", "certificatesigningrequests certificatesigningrequest csr",
-		"leases lease", "endpointslices endpointslice", "ingressclasses ingressclass",
+		"leases lease", "ingressclasses ingressclass",
 		"ingresses ingress ing", "networkpolicies networkpolicy netpol", "runtimeclasses runtimeclass",
 		"poddisruptionbudgets poddisruptionbudget pdb", "clusterrolebindings clusterrolebinding",
 		"clusterroles clusterrole", "rolebindings rolebinding", "roles role",

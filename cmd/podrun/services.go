@@ -10,7 +10,9 @@ import (
 
 	"github.com/urfave/cli/v2"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/yaml"
 
 	"github.com/podrun/podrun/printers"
@@ -263,6 +265,92 @@ func getEndpoints(c *cli.Context, names []string) error {
 			items = append(items, o)
 		}
 		return printTemplate(c, out, items, len(names) == 1 && len(items) == 1)
+	}
+}
+
+// isEndpointSlices says whether a get argument names EndpointSlices
+// (kubectl's endpointslices, endpointslice, endpointslices.discovery.k8s.io).
+func isEndpointSlices(word string) bool {
+	base, _ := strings.CutSuffix(strings.ToLower(word), ".discovery.k8s.io")
+	return base == "endpointslices" || base == "endpointslice"
+}
+
+// getEndpointSlices is `get endpointslices [NAME...] [-l SEL]`: the slices
+// the EndpointSlice controller keeps for the Services of the scope
+// (services.EndpointSlices over the pod records), with kubectl's columns.
+func getEndpointSlices(c *cli.Context, names []string) error {
+	l := layout(c)
+	sel := labels.Everything()
+	if v := c.String("selector"); v != "" {
+		s, err := labels.Parse(v)
+		if err != nil {
+			return usageError("-l %q: %v", v, err)
+		}
+		sel = s
+	}
+	svcs, err := listServices(c, l, nil)
+	if err != nil {
+		return err
+	}
+	pods := podsOf(l)
+	var all []*discoveryv1.EndpointSlice
+	for _, s := range svcs {
+		for _, sl := range services.EndpointSlices(s, pods) {
+			sl.CreationTimestamp = s.CreationTimestamp
+			if sel.Matches(labels.Set(sl.Labels)) {
+				all = append(all, sl)
+			}
+		}
+	}
+	slices := all
+	if len(names) > 0 {
+		slices = nil
+		for _, n := range names {
+			found := false
+			for _, sl := range all {
+				if sl.Name == n {
+					slices, found = append(slices, sl), true
+				}
+			}
+			if !found {
+				return failed("endpointslices.discovery.k8s.io %q not found", n)
+			}
+		}
+	}
+	switch out := c.String("output"); out {
+	case "", "wide":
+		if len(slices) == 0 {
+			noResources(c)
+			return nil
+		}
+		allNS := c.Bool("all-namespaces")
+		header := []string{"NAME", "ADDRESSTYPE", "PORTS", "ENDPOINTS", "AGE"}
+		if allNS {
+			header = append([]string{"NAMESPACE"}, header...)
+		}
+		w := printers.NewTabWriter(os.Stdout)
+		fmt.Fprintln(w, strings.Join(header, "\t"))
+		for _, sl := range slices {
+			row := printers.EndpointSliceRow(sl, time.Now())
+			if allNS {
+				row = append([]string{sl.Namespace}, row...)
+			}
+			fmt.Fprintln(w, strings.Join(row, "\t"))
+		}
+		return w.Flush()
+	case "name":
+		for _, sl := range slices {
+			fmt.Printf("endpointslice.discovery.k8s.io/%s\n", sl.Name)
+		}
+		return nil
+	case "json", "yaml":
+		var items []any
+		for _, sl := range slices {
+			items = append(items, sl)
+		}
+		return printObject(out, items, len(names) == 1)
+	default:
+		return usageError("--output %q: want wide, json, yaml or name", out)
 	}
 }
 
