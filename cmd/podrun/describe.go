@@ -120,16 +120,7 @@ func describeObjects(c *cli.Context, k *store.Kind, names []string) error {
 				objs = append(objs, pc)
 			}
 		}
-		for i, o := range objs {
-			if i > 0 {
-				os.Stdout.WriteString("\n\n")
-			}
-			describeObject(l, o)
-		}
-		if len(missing) > 0 {
-			return failed("%v", errors.Join(missing...))
-		}
-		return nil
+		return describeAll(l, objs, missing)
 	}
 	if len(names) == 0 {
 		if k == store.NamespaceKind {
@@ -161,6 +152,12 @@ func describeObjects(c *cli.Context, k *store.Kind, names []string) error {
 		}
 		objs = append(objs, o)
 	}
+	return describeAll(l, objs, missing)
+}
+
+// describeAll describes objs one after another, as kubectl separates them,
+// then fails with the names that were not found.
+func describeAll(l store.Layout, objs []metav1.Object, missing []error) error {
 	for i, o := range objs {
 		if i > 0 {
 			os.Stdout.WriteString("\n\n")

@@ -95,22 +95,11 @@ func getObjects(c *cli.Context, k *store.Kind, names []string) error {
 		if controllers.KindOf(k) != nil {
 			return printWorkloadTable(objs, out == "wide", allNS, "", time.Now())
 		}
-		w := printers.NewTabWriter(os.Stdout)
-		header := getTable.header(objectHeader(k))
-		if allNS {
-			header = append([]string{"NAMESPACE"}, header...)
-		}
-		if !getTable.noHeaders {
-			fmt.Fprintln(w, strings.Join(header, "\t"))
-		}
+		var rows []tableRow
 		for _, o := range objs {
-			row := getTable.row(objectRow(o, time.Now()), o.GetLabels())
-			if allNS {
-				row = append([]string{o.GetNamespace()}, row...)
-			}
-			fmt.Fprintln(w, strings.Join(row, "\t"))
+			rows = append(rows, tableRow{o.GetNamespace(), objectRow(o, time.Now()), o.GetLabels()})
 		}
-		return w.Flush()
+		return getTable.print(objectHeader(k), rows, allNS)
 	case "name":
 		if k.Group != "" {
 			kind = k.Resource()

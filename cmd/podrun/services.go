@@ -228,22 +228,11 @@ func getEndpoints(c *cli.Context, names []string) error {
 			return nil
 		}
 		allNS := c.Bool("all-namespaces")
-		header := getTable.header([]string{"NAME", "ENDPOINTS", "AGE"})
-		if allNS {
-			header = append([]string{"NAMESPACE"}, header...)
-		}
-		w := printers.NewTabWriter(os.Stdout)
-		if !getTable.noHeaders {
-			fmt.Fprintln(w, strings.Join(header, "\t"))
-		}
+		var rows []tableRow
 		for _, ep := range eps {
-			row := getTable.row(printers.EndpointsRow(ep, time.Now()), ep.Labels)
-			if allNS {
-				row = append([]string{ep.Namespace}, row...)
-			}
-			fmt.Fprintln(w, strings.Join(row, "\t"))
+			rows = append(rows, tableRow{ep.Namespace, printers.EndpointsRow(ep, time.Now()), ep.Labels})
 		}
-		return w.Flush()
+		return getTable.print([]string{"NAME", "ENDPOINTS", "AGE"}, rows, allNS)
 	case "name":
 		for _, ep := range eps {
 			fmt.Printf("endpoints/%s\n", ep.Name)
@@ -324,20 +313,11 @@ func getEndpointSlices(c *cli.Context, names []string) error {
 			return nil
 		}
 		allNS := c.Bool("all-namespaces")
-		header := []string{"NAME", "ADDRESSTYPE", "PORTS", "ENDPOINTS", "AGE"}
-		if allNS {
-			header = append([]string{"NAMESPACE"}, header...)
-		}
-		w := printers.NewTabWriter(os.Stdout)
-		fmt.Fprintln(w, strings.Join(header, "\t"))
+		var rows []tableRow
 		for _, sl := range slices {
-			row := printers.EndpointSliceRow(sl, time.Now())
-			if allNS {
-				row = append([]string{sl.Namespace}, row...)
-			}
-			fmt.Fprintln(w, strings.Join(row, "\t"))
+			rows = append(rows, tableRow{sl.Namespace, printers.EndpointSliceRow(sl, time.Now()), sl.Labels})
 		}
-		return w.Flush()
+		return getTable.print([]string{"NAME", "ADDRESSTYPE", "PORTS", "ENDPOINTS", "AGE"}, rows, allNS)
 	case "name":
 		for _, sl := range slices {
 			fmt.Printf("endpointslice.discovery.k8s.io/%s\n", sl.Name)

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+	"os"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -51,4 +53,32 @@ func (t tableOptions) row(r []string, labels map[string]string) []string {
 		r = append(r, printers.FormatLabels(labels))
 	}
 	return r
+}
+
+// tableRow is one object's row of a get table.
+type tableRow struct {
+	namespace string
+	cells     []string
+	labels    map[string]string
+}
+
+// print writes a get table to stdout: the kind's header and rows with these
+// options, and with allNS (-A) a NAMESPACE column first, as kubectl prints.
+func (t tableOptions) print(header []string, rows []tableRow, allNS bool) error {
+	header = t.header(header)
+	if allNS {
+		header = append([]string{"NAMESPACE"}, header...)
+	}
+	w := printers.NewTabWriter(os.Stdout)
+	if !t.noHeaders {
+		fmt.Fprintln(w, strings.Join(header, "\t"))
+	}
+	for _, r := range rows {
+		row := t.row(r.cells, r.labels)
+		if allNS {
+			row = append([]string{r.namespace}, row...)
+		}
+		fmt.Fprintln(w, strings.Join(row, "\t"))
+	}
+	return w.Flush()
 }
