@@ -122,6 +122,9 @@ func (l storageLimits) check() string {
 	}
 	// The pod's use is what the stats summary counts: every container's
 	// writable layer and logs, the disk-backed emptyDirs and the hosts file.
+	if l.pod == nil && len(l.containers) == 0 {
+		return "" // only emptyDir limits: no writable layer or log to walk
+	}
 	containerUse := map[string]int64{}
 	for _, name := range l.all {
 		containerUse[name] = diskUsage(filepath.Join(l.paths.ContainerDir(name), "upper")) +
