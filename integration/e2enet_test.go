@@ -2,8 +2,9 @@ package integration
 
 // Scenarios of Kubernetes' test/e2e/network (dns.go, service.go,
 // endpointslice.go) that apply to one host, run against podrun. The DNS
-// questions go from the test straight to the cluster DNS on the env's bridge
-// gateway, so the answers (rcode, TTL, sections) are checked as dig shows them.
+// questions go from the test straight to the cluster DNS (the kube-dns
+// address, local to the host while the services owner runs), so the answers
+// (rcode, TTL, sections) are checked as dig shows them.
 
 import (
 	"encoding/json"
@@ -19,9 +20,10 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 )
 
-// neGateway is the bridge's address, where the services owner serves DNS.
-func neGateway(e *env) string {
-	return strings.TrimSuffix(e.subnet, "0/24") + "1"
+// neClusterDNS is the kube-dns address (.10 of the env's Service range),
+// where the services owner serves DNS.
+func neClusterDNS(e *env) string {
+	return strings.TrimSuffix(e.serviceCIDR, "0/24") + "10"
 }
 
 // neAsk sends one question to the env's cluster DNS over UDP.
@@ -33,7 +35,7 @@ func neAsk(t *testing.T, e *env, name string, qtype uint16) *mdns.Msg {
 	c := &mdns.Client{Timeout: 3 * time.Second}
 	var lastErr error
 	for i := 0; i < 3; i++ {
-		r, _, err := c.Exchange(m, net.JoinHostPort(neGateway(e), "53"))
+		r, _, err := c.Exchange(m, net.JoinHostPort(neClusterDNS(e), "53"))
 		if err == nil {
 			return r
 		}

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"fmt"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -37,6 +38,15 @@ func Leftovers(l store.Layout) []string {
 		out = append(out, err.Error())
 	} else {
 		out = append(out, left...)
+	}
+	if set, err := l.ReadServiceSettings(); err == nil {
+		if ip, err := netip.ParseAddr(set.ClusterDNS); err == nil {
+			if left, err := network.ClusterDNSAddressLeftovers(ip); err != nil {
+				out = append(out, err.Error())
+			} else {
+				out = append(out, left...)
+			}
+		}
 	}
 	parent := l.CgroupParent
 	if parent == "" {

@@ -1,7 +1,7 @@
 // Package serviceowner is the services owner: the one process per host store
 // that does the control plane's and the node's Service work while any pod or
-// Service exists. It serves the cluster DNS on the pod bridge's gateway behind
-// the kube-dns ClusterIP, watches the store, and on every change computes the
+// Service exists. It serves the cluster DNS on the kube-dns ClusterIP, a local
+// address of the host while it runs, watches the store, and on every change computes the
 // EndpointSlices (the EndpointSlice controller), the data plane's ports
 // (kube-proxy) and the DNS snapshot (CoreDNS's kubernetes plugin). Commands
 // start it on demand (Ensure) as they start pod supervisors; it exits, after
@@ -17,7 +17,6 @@ import (
 	"os"
 	"reflect"
 	"sort"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -108,20 +107,9 @@ func (o *Owner) syncRules(ctx context.Context, ports []network.ServicePort) erro
 	return nil
 }
 
-// kubeDNSPorts are the kube-dns Service's ports: the cluster DNS IP's port 53
-// (UDP and TCP) forwarded to the server on the gateway.
-func (o *Owner) kubeDNSPorts() []network.ServicePort {
-	var out []network.ServicePort
-	for _, proto := range []string{"UDP", "TCP"} {
-		out = append(out, network.ServicePort{Namespace: "kube-system", Name: "kube-dns", PortName: "dns-" + strings.ToLower(proto), Protocol: proto,
-			ClusterIP: o.dnsIP.String(), Port: 53, Endpoints: []network.ServiceEndpoint{{IP: o.gateway.String(), Port: 53}}})
-	}
-	return out
-}
-
 // sync makes the rules and the DNS snapshot match st.
 func (o *Owner) sync(ctx context.Context, st state) error {
-	ports := append(services.ProxyPorts(st.services, st.slices), o.kubeDNSPorts()...)
+	ports := services.ProxyPorts(st.services, st.slices)
 	if err := o.syncRules(ctx, ports); err != nil {
 		return err
 	}
@@ -177,8 +165,21 @@ func Run(l store.Layout, ready *os.File) error {
 	if err != nil {
 		o.log.Warn("no upstream resolvers: names outside the cluster domain fail", "err", err)
 	}
+	// The kube-dns ClusterIP is a local address while the owner runs (on
+	// lo), and the server listens on it: a pod's query goes to its gateway,
+	// the host, and is delivered here with no DNAT rule, so a store's first
+	// pod needs no nft run. The owner that exits removes it (exit); one that
+	// crashed leaves it to the next owner, and the leak check names it.
+	if err := network.AddClusterDNSAddress(o.dnsIP); err != nil {
+		return err
+	}
+	defer func() {
+		if err := network.RemoveClusterDNSAddress(o.dnsIP); err != nil {
+			o.log.Error("removing the cluster DNS address", "err", err)
+		}
+	}()
 	o.srv = dns.New(dns.Config{Upstreams: upstreams, NameserverIP: o.dnsIP.String()})
-	if err := o.srv.StartFreeBind(net.JoinHostPort(o.gateway.String(), "53")); err != nil {
+	if err := o.srv.StartFreeBind(net.JoinHostPort(o.dnsIP.String(), "53")); err != nil {
 		return err
 	}
 	defer o.srv.Shutdown()
