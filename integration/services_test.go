@@ -425,3 +425,40 @@ spec:
 	e.must("delete", "bystander", "--force")
 	e.must("delete", "svc", "--all")
 }
+
+// The cluster DNS of a store without Services: the kube-dns ClusterIP is a
+// local address of the host (on lo, labelled) while the services owner runs,
+// the pod's queries reach the server through its gateway and get the
+// server's own answers, and no Service rules exist (the first pod of a store
+// runs no nft). The address goes with the owner; the leak check after the
+// test sees that it did.
+func TestClusterDNSWithoutServiceRules(t *testing.T) {
+	e := newEnv(t)
+	e.apply(`
+apiVersion: v1
+kind: Pod
+metadata: {name: asker}
+spec:
+  containers:
+  - name: c
+    image: busybox:1.28
+    command: `+netIdle+`
+`, "--wait")
+	dnsIP := strings.TrimSuffix(e.serviceCIDR, "0/24") + "10"
+	out, err := exec.Command("ip", "-4", "-o", "addr", "show", "dev", "lo").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "inet "+dnsIP+"/32 scope host lo:podrun-dns") {
+		t.Errorf("lo while the owner runs: %v: %s; want %s/32 labelled lo:podrun-dns", err, out, dnsIP)
+	}
+	table := "podrun_" + e.bridge + "-svc"
+	if out, err := exec.Command("nft", "list", "table", "ip", table).CombinedOutput(); err == nil {
+		t.Errorf("Service rules with no Service:\n%s", out)
+	}
+	r := e.podrun("exec", "asker", "--", "nslookup", "nothing.default.svc.cluster.local.")
+	if !strings.Contains(r.stdout, "Address:\t"+dnsIP+":53") || !strings.Contains(r.stdout+r.stderr, "NXDOMAIN") {
+		t.Errorf("a query from the pod: %s; want NXDOMAIN from %s:53", r, dnsIP)
+	}
+	e.must("delete", "pod", "asker")
+	if out, _ := exec.Command("ip", "-4", "-o", "addr", "show", "dev", "lo").CombinedOutput(); strings.Contains(string(out), " "+dnsIP+"/") {
+		t.Errorf("lo after the last pod went: %s", out)
+	}
+}
