@@ -38,10 +38,15 @@ func newEnv(bin, image string) (*env, error) {
 		os.RemoveAll(dir)
 		return nil, err
 	}
+	tmp, err := runTmpfs(dir)
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
 	pid := os.Getpid()
 	e := &env{bin: bin, dir: dir, l: store.Layout{
 		Root:         filepath.Join(dir, "root"),
-		RunRoot:      filepath.Join(dir, "run"),
+		RunRoot:      filepath.Join(tmp, "run"),
 		CgroupParent: fmt.Sprintf("/podrun-bench-%d", pid),
 		CgroupDriver: "cgroupfs",
 		Bridge:       fmt.Sprintf("prbench%d", pid%100000),
@@ -254,6 +259,9 @@ func (e *env) close() []string {
 		_ = netlink.LinkDel(link)
 	}
 	removeCgroupTree(e.l.CgroupParent)
+	if err := unmountTmpfs(e.dir); err != nil {
+		problems = append(problems, err.Error())
+	}
 	if err := os.RemoveAll(e.dir); err != nil {
 		problems = append(problems, fmt.Sprintf("removing %s: %v", e.dir, err))
 	}

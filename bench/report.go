@@ -39,6 +39,7 @@ func (r *results) markdown(c config) string {
 		p("Measured with `%s` (%d runs, %d pods, %s of logs) on: %s; 1-minute load average %s at the start, %s at the end.\n\n",
 			cmd, c.runs, c.pods, mib(c.logBytes), r.machine, r.load, r.loadEnd)
 	}
+	p("podrun's run root and runc's state root are on a tmpfs, as their defaults (/run/podrun, /run/runc) are on systemd hosts; the store and runc's bundle are on disk.\n\n")
 
 	if s := r.start; s != nil {
 		p("**1. Pod start**: 2 init containers (`true`) and 1 app container (`sleep`), restartPolicy Always (`apply --wait` returns once it is Ready), image in the store; %d runs.\n\n", len(s.wait))

@@ -22,10 +22,15 @@ func newRunc(image string) (*runcBench, error) {
 	if err != nil {
 		return nil, err
 	}
+	tmp, err := runTmpfs(dir)
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
 	r := &runcBench{
 		dir:    dir,
 		bundle: filepath.Join(dir, "bundle"),
-		state:  filepath.Join(dir, "state"),
+		state:  filepath.Join(tmp, "state"),
 		cgroup: fmt.Sprintf("/podrun-bench-%d-runc", os.Getpid()),
 	}
 	if err := r.makeBundle(image); err != nil {
@@ -115,6 +120,9 @@ func (r *runcBench) close() []string {
 		}
 	}
 	removeCgroupTree(r.cgroup)
+	if err := unmountTmpfs(r.dir); err != nil {
+		problems = append(problems, err.Error())
+	}
 	if err := os.RemoveAll(r.dir); err != nil {
 		problems = append(problems, err.Error())
 	}

@@ -103,3 +103,26 @@ func ClusterDNSAddressLeftovers(ip netip.Addr) ([]string, error) {
 	}
 	return nil, nil
 }
+
+// ClusterDNSAddresses are the cluster DNS addresses the services owners of
+// this host's stores hold on lo, as /32 prefixes.
+func ClusterDNSAddresses() ([]netip.Prefix, error) {
+	lo, err := netlink.LinkByName("lo")
+	if err != nil {
+		return nil, fmt.Errorf("looking up lo: %w", err)
+	}
+	addrs, err := retryDump(func() ([]netlink.Addr, error) { return netlink.AddrList(lo, netlink.FAMILY_V4) })
+	if err != nil {
+		return nil, fmt.Errorf("listing the addresses of lo: %w", err)
+	}
+	var out []netip.Prefix
+	for _, a := range addrs {
+		if a.Label != clusterDNSLabel || a.IPNet == nil {
+			continue
+		}
+		if ip, ok := netip.AddrFromSlice(a.IPNet.IP.To4()); ok {
+			out = append(out, netip.PrefixFrom(ip, 32))
+		}
+	}
+	return out, nil
+}

@@ -54,6 +54,15 @@ func Settings(l store.Layout, flag, resolvConf string) (store.ServiceSettings, e
 	if err != nil {
 		return set, fmt.Errorf("listing host routes for the service range: %w", err)
 	}
+	// Nor, for a range podrun chooses, the cluster DNS address another
+	// store's services owner holds on lo.
+	if flag == "" {
+		held, err := network.ClusterDNSAddresses()
+		if err != nil {
+			return set, err
+		}
+		routes = append(routes, held...)
+	}
 	// The pod subnet's own route is not in the way when the bridge exists.
 	cidr, err := services.ChooseServiceCIDR(flag, routes)
 	if err != nil {
