@@ -39,13 +39,20 @@ func Leftovers(l store.Layout) []string {
 	} else {
 		out = append(out, left...)
 	}
+	// The addresses the services owner keeps on lo: the kube-dns ClusterIP
+	// and the kubernetes Service's (the range's first address).
 	if set, err := l.ReadServiceSettings(); err == nil {
+		var ips []netip.Addr
 		if ip, err := netip.ParseAddr(set.ClusterDNS); err == nil {
-			if left, err := network.ClusterDNSAddressLeftovers(ip); err != nil {
-				out = append(out, err.Error())
-			} else {
-				out = append(out, left...)
-			}
+			ips = append(ips, ip)
+		}
+		if cidr, err := netip.ParsePrefix(set.ServiceCIDR); err == nil {
+			ips = append(ips, cidr.Masked().Addr().Next())
+		}
+		if left, err := network.ServiceAddressLeftovers(ips...); err != nil {
+			out = append(out, err.Error())
+		} else {
+			out = append(out, left...)
 		}
 	}
 	parent := l.CgroupParent

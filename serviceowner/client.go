@@ -54,10 +54,10 @@ func Settings(l store.Layout, flag, resolvConf string) (store.ServiceSettings, e
 	if err != nil {
 		return set, fmt.Errorf("listing host routes for the service range: %w", err)
 	}
-	// Nor, for a range podrun chooses, the cluster DNS address another
-	// store's services owner holds on lo.
+	// Nor, for a range podrun chooses, the addresses another store's
+	// services owner holds on lo.
 	if flag == "" {
-		held, err := network.ClusterDNSAddresses()
+		held, err := network.ServiceAddresses()
 		if err != nil {
 			return set, err
 		}

@@ -21,6 +21,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/podrun/podrun/dns"
 	"github.com/podrun/podrun/internal/ownerproc"
@@ -70,6 +71,7 @@ type Owner struct {
 	set     store.ServiceSettings
 	net     network.Config
 	dnsIP   netip.Addr
+	cidr    netip.Prefix
 	gateway netip.Addr
 	srv     *dns.Server
 	log     *slog.Logger
@@ -107,6 +109,22 @@ func (o *Owner) syncRules(ctx context.Context, ports []network.ServicePort) erro
 	return nil
 }
 
+// localIPs are the addresses the owner keeps on lo.
+func (o *Owner) localIPs() []netip.Addr {
+	return []netip.Addr{o.dnsIP, services.KubernetesServiceIP(o.cidr)}
+}
+
+// withKubernetes adds the kubernetes Service to a store's Services unless
+// one of that name is stored in the default namespace.
+func (o *Owner) withKubernetes(svcs []*corev1.Service) []*corev1.Service {
+	for _, s := range svcs {
+		if s.Namespace == metav1.NamespaceDefault && s.Name == "kubernetes" {
+			return svcs
+		}
+	}
+	return append(append([]*corev1.Service(nil), svcs...), services.KubernetesService(o.cidr))
+}
+
 // sync makes the rules and the DNS snapshot match st.
 func (o *Owner) sync(ctx context.Context, st state) error {
 	ports := services.ProxyPorts(st.services, st.slices)
@@ -125,7 +143,7 @@ func (o *Owner) sync(ctx context.Context, st state) error {
 		list = append(list, ns)
 	}
 	sort.Strings(list)
-	o.srv.Update(dns.Snapshot{Namespaces: list, Services: st.services, EndpointSlices: st.slices})
+	o.srv.Update(dns.Snapshot{Namespaces: list, Services: o.withKubernetes(st.services), EndpointSlices: st.slices})
 	return nil
 }
 
@@ -155,6 +173,9 @@ func Run(l store.Layout, ready *os.File) error {
 	if o.dnsIP, err = netip.ParseAddr(set.ClusterDNS); err != nil {
 		return fmt.Errorf("the recorded cluster DNS address: %w", err)
 	}
+	if o.cidr, err = netip.ParsePrefix(set.ServiceCIDR); err != nil {
+		return fmt.Errorf("the recorded service range: %w", err)
+	}
 	hostConf := set.ResolvConf // the kubelet's --resolv-conf, else the host's
 	if hostConf == "" {
 		if hostConf, err = network.HostResolvConf(); err != nil {
@@ -165,17 +186,23 @@ func Run(l store.Layout, ready *os.File) error {
 	if err != nil {
 		o.log.Warn("no upstream resolvers: names outside the cluster domain fail", "err", err)
 	}
-	// The kube-dns ClusterIP is a local address while the owner runs (on
-	// lo), and the server listens on it: a pod's query goes to its gateway,
-	// the host, and is delivered here with no DNAT rule, so a store's first
-	// pod needs no nft run. The owner that exits removes it (exit); one that
-	// crashed leaves it to the next owner, and the leak check names it.
-	if err := network.AddClusterDNSAddress(o.dnsIP); err != nil {
-		return err
+	// The kube-dns ClusterIP and the kubernetes Service's are local
+	// addresses while the owner runs (on lo): the DNS server listens on the
+	// first, and a pod's query goes to its gateway, the host, and is
+	// delivered here with no DNAT rule, so a store's first pod needs no nft
+	// run; a connection to the second is refused at once (no API server).
+	// The owner that exits removes them; one that crashed leaves them to the
+	// next owner, and the leak check names them.
+	for _, ip := range o.localIPs() {
+		if err := network.AddServiceAddress(ip); err != nil {
+			return err
+		}
 	}
 	defer func() {
-		if err := network.RemoveClusterDNSAddress(o.dnsIP); err != nil {
-			o.log.Error("removing the cluster DNS address", "err", err)
+		for _, ip := range o.localIPs() {
+			if err := network.RemoveServiceAddress(ip); err != nil {
+				o.log.Error("removing a Service address", "err", err)
+			}
 		}
 	}()
 	o.srv = dns.New(dns.Config{Upstreams: upstreams, NameserverIP: o.dnsIP.String()})

@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"hash/fnv"
 	"net/netip"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
@@ -60,6 +63,27 @@ func ChooseServiceCIDR(flag string, routes []netip.Prefix) (netip.Prefix, error)
 // DNSServiceIP is the cluster DNS Service's address: the tenth of the range,
 // as kubeadm gives kube-dns (10.96.0.10).
 func DNSServiceIP(cidr netip.Prefix) netip.Addr { return nth(cidr, 10) }
+
+// KubernetesServiceIP is the address of the default namespace's kubernetes
+// Service: the first of the range, as the API server gives itself
+// (controlplane's ServiceIPRange, 10.96.0.1 under kubeadm).
+func KubernetesServiceIP(cidr netip.Prefix) netip.Addr { return nth(cidr, 1) }
+
+// KubernetesService is the Service the API server keeps in every cluster
+// (pkg/controlplane/reconcilers: default/kubernetes, port https 443 → 6443,
+// no selector). podrun has no API server: its cluster DNS names the Service
+// and the address is refused at once (see serviceowner).
+func KubernetesService(cidr netip.Prefix) *corev1.Service {
+	ip := KubernetesServiceIP(cidr).String()
+	return &corev1.Service{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: metav1.NamespaceDefault, Name: "kubernetes", Labels: map[string]string{"component": "apiserver", "provider": "kubernetes"}},
+		Spec: corev1.ServiceSpec{
+			Type: corev1.ServiceTypeClusterIP, ClusterIP: ip, ClusterIPs: []string{ip}, SessionAffinity: corev1.ServiceAffinityNone,
+			Ports: []corev1.ServicePort{{Name: "https", Protocol: corev1.ProtocolTCP, Port: 443, TargetPort: intstr.FromInt32(6443)}},
+		},
+	}
+}
 
 func nth(p netip.Prefix, n uint32) netip.Addr {
 	a := p.Masked().Addr().As4()
@@ -163,7 +187,9 @@ func (a Allocator) allocateIP(svc *corev1.Service, old *corev1.Service, used map
 		if !a.CIDR.Contains(ip) || ip == first || ip == last {
 			return fail(fmt.Sprintf("the provided IP (%s) is not in the valid range. The range of valid IPs is %s", ip, a.CIDR))
 		}
-		if used[ip] {
+		// The reserved addresses are the kubernetes and kube-dns Services',
+		// allocated on a cluster.
+		if used[ip] || slices.Contains(a.Reserved, ip) {
 			return fail("provided IP is already allocated")
 		}
 		return nil

@@ -103,6 +103,7 @@ func TestAllocateClusterIP(t *testing.T) {
 	for _, tc := range []struct{ ip, want string }{
 		{"10.1.2.3", `spec.clusterIPs: Invalid value: ["10.1.2.3"]: failed to allocate IP 10.1.2.3: the provided IP (10.1.2.3) is not in the valid range. The range of valid IPs is 10.216.0.0/24`},
 		{existing[0].Spec.ClusterIP, "failed to allocate IP " + existing[0].Spec.ClusterIP + ": provided IP is already allocated"},
+		{"10.216.0.10", "failed to allocate IP 10.216.0.10: provided IP is already allocated"}, // kube-dns's, reserved
 	} {
 		s := svc("static", func(s *corev1.Service) { s.Spec.ClusterIP = tc.ip })
 		if _, errs := a.Allocate(s, existing); len(errs) != 1 || !strings.Contains(errs[0].Error(), tc.want) {
