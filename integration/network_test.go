@@ -30,6 +30,11 @@ import (
 // wait out the grace period.
 const netIdle = `['sh', '-c', 'trap "exit 0" TERM; sleep 3600 & wait']`
 
+// netIdlePod is a pod of one busybox container that idles until stopped.
+func netIdlePod(name string) string {
+	return "apiVersion: v1\nkind: Pod\nmetadata: {name: " + name + "}\nspec:\n  containers: [{name: c, image: busybox:1.28, command: " + netIdle + "}]\n"
+}
+
 // netEnvPod is a pod whose container prints its downward-API addresses and then idles.
 func netEnvPod(name string) string {
 	return fmt.Sprintf(`

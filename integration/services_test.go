@@ -208,16 +208,7 @@ func TestApplyRefusesInvalidService(t *testing.T) {
 func TestServicesOwnerRestartsAfterCrash(t *testing.T) {
 	e := newEnv(t)
 	e.apply(servicesManifest)
-	e.apply(`
-apiVersion: v1
-kind: Pod
-metadata: {name: client}
-spec:
-  containers:
-  - name: c
-    image: busybox:1.28
-    command: `+netIdle+`
-`, "--wait")
+	e.apply(netIdlePod("client"), "--wait")
 	myIP := e.service("myservice").Spec.ClusterIP
 	pidFile := e.runRoot + "/services/owner.pid"
 	data, err := os.ReadFile(pidFile)
@@ -436,16 +427,7 @@ spec:
 // after the test sees that they did.
 func TestClusterDNSWithoutServiceRules(t *testing.T) {
 	e := newEnv(t)
-	e.apply(`
-apiVersion: v1
-kind: Pod
-metadata: {name: asker}
-spec:
-  containers:
-  - name: c
-    image: busybox:1.28
-    command: `+netIdle+`
-`, "--wait")
+	e.apply(netIdlePod("asker"), "--wait")
 	prefix := strings.TrimSuffix(e.serviceCIDR, "0/24")
 	dnsIP, apiIP := prefix+"10", prefix+"1"
 	lo := func() string {

@@ -15,8 +15,10 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"os/signal"
 	"reflect"
 	"sort"
+	"syscall"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -220,6 +222,20 @@ func Run(l store.Layout, ready *os.File) error {
 		return err
 	}
 	defer watcher.Close()
+	// SIGTERM or SIGINT (a host shutting down, a user's kill): the owner
+	// stops as a crashed one would be replaced (the next command starts
+	// another), but its addresses leave lo with it and the DNS server's
+	// sockets close (the defers above); the Service rules stay for the pods'
+	// traffic until the last object goes.
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
+	defer signal.Stop(sigs)
+	go func() {
+		if sig, ok := <-sigs; ok {
+			o.log.Warn("stopping on a signal; the next podrun command starts another services owner", "signal", sig.String())
+			watcher.Close()
+		}
+	}()
 	st := read(l)
 	if err := o.sync(ctx, st); err != nil {
 		return err

@@ -12,8 +12,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 
 	"github.com/urfave/cli/v2"
+	"golang.org/x/sys/unix"
 
 	"github.com/podrun/podrun/internal/errdefs"
 	"github.com/podrun/podrun/podspec"
@@ -28,6 +30,7 @@ const (
 )
 
 func main() {
+	closeInheritedOnExec()
 	app := newApp()
 	args := interspersed(app, os.Args)
 	if err := checkCommand(app, args); err != nil {
@@ -123,4 +126,22 @@ func newApp() *cli.App {
 	}
 	usage(app.Commands)
 	return app
+}
+
+// closeInheritedOnExec marks the descriptors this command inherited beyond
+// stdin, stdout and stderr close-on-exec. The processes it starts (a pod's
+// supervisor, the services owner, the controllers) live on after it, and Go's
+// exec passes on every descriptor not so marked: a CI runner's pipe inherited
+// here would be held open by them, and a step that waits for its pipes to
+// close would never end. (Descriptors Go opens are close-on-exec already.)
+func closeInheritedOnExec() {
+	entries, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if fd, err := strconv.Atoi(e.Name()); err == nil && fd > 2 {
+			_, _ = unix.FcntlInt(uintptr(fd), unix.F_SETFD, unix.FD_CLOEXEC)
+		}
+	}
 }

@@ -279,23 +279,35 @@ func newObjectWatch(l store.Layout, targets []objectTarget) (*objectWatch, error
 }
 
 // rewatch watches each target directory, or its deepest existing parent
-// below (and including) its store root.
+// below (and including) its store root. A level created between the look
+// and the watch's start sends no event (the watch was not there yet), so
+// after each new watch it looks again, until the deepest existing level is
+// watched: a writer's MkdirAll racing with it cannot leave it watching a
+// parent whose child it never hears of.
 func (ow *objectWatch) rewatch() {
 	for dir, root := range ow.targets {
-		d := dir
 		for {
-			if _, err := os.Stat(d); err == nil {
+			d := deepestExisting(dir, root)
+			if ow.watched[d] || ow.w.Add(d) != nil {
 				break
 			}
-			if d == root || d == filepath.Dir(d) {
-				d = filepath.Dir(root) // the root itself may not exist yet
-				break
-			}
-			d = filepath.Dir(d)
-		}
-		if !ow.watched[d] && ow.w.Add(d) == nil {
 			ow.watched[d] = true
 		}
+	}
+}
+
+// deepestExisting is dir, or its deepest existing parent below its store
+// root (the root's parent when the root does not exist yet).
+func deepestExisting(dir, root string) string {
+	d := dir
+	for {
+		if _, err := os.Stat(d); err == nil {
+			return d
+		}
+		if d == root || d == filepath.Dir(d) {
+			return filepath.Dir(root) // the root itself may not exist yet
+		}
+		d = filepath.Dir(d)
 	}
 }
 
