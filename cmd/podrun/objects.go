@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"slices"
@@ -13,7 +12,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/yaml"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -100,42 +98,11 @@ func getObjects(c *cli.Context, k *store.Kind, names []string) error {
 			rows = append(rows, tableRow{o.GetNamespace(), objectRow(o, time.Now()), o.GetLabels()})
 		}
 		return getTable.print(objectHeader(k), rows, allNS)
-	case "name":
+	default:
 		if k.Group != "" {
 			kind = k.Resource()
 		}
-		for _, o := range objs {
-			fmt.Printf("%s/%s\n", kind, o.GetName())
-		}
-		return nil
-	case "json", "yaml":
-		var items []any
-		for _, o := range objs {
-			items = append(items, apiObject(k, o))
-		}
-		var obj any = map[string]any{"apiVersion": "v1", "kind": "List", "items": items}
-		if len(names) == 1 {
-			obj = items[0]
-		}
-		if out == "json" {
-			enc := json.NewEncoder(os.Stdout)
-			enc.SetIndent("", "    ")
-			return enc.Encode(obj)
-		}
-		data, err := yaml.Marshal(obj)
-		if err != nil {
-			return err
-		}
-		_, err = os.Stdout.Write(data)
-		return err
-	default:
-		// kubectl's template printers over the objects' JSON form (a List
-		// unless one object was named).
-		items := []any{}
-		for _, o := range objs {
-			items = append(items, apiObject(k, o))
-		}
-		return printTemplate(c, out, items, len(names) == 1 && len(items) == 1)
+		return printItems(c, out, kind, objs, func(o metav1.Object) any { return apiObject(k, o) }, len(names))
 	}
 }
 

@@ -13,6 +13,8 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
 
 	"github.com/podrun/podrun/printers"
@@ -176,27 +178,12 @@ func getServices(c *cli.Context, names []string) error {
 			return nil
 		}
 		return printServiceTable(svcs, out == "wide", c.Bool("all-namespaces"), "", time.Now())
-	case "name":
-		for _, s := range svcs {
-			fmt.Printf("service/%s\n", s.Name)
-		}
-		return nil
-	case "json", "yaml":
-		var items []any
-		for _, s := range svcs {
-			o := s.DeepCopy()
-			o.APIVersion, o.Kind = "v1", "Service"
-			items = append(items, o)
-		}
-		return printObject(out, items, len(names) == 1)
 	default:
-		var items []any
-		for _, s := range svcs {
-			o := s.DeepCopy()
-			o.APIVersion, o.Kind = "v1", "Service"
-			items = append(items, o)
+		objs := make([]metav1.Object, len(svcs))
+		for i, s := range svcs {
+			objs[i] = s
 		}
-		return printTemplate(c, out, items, len(names) == 1 && len(items) == 1)
+		return printItems(c, out, "service", objs, withKind("v1", "Service"), len(names))
 	}
 }
 
@@ -233,27 +220,12 @@ func getEndpoints(c *cli.Context, names []string) error {
 			rows = append(rows, tableRow{ep.Namespace, printers.EndpointsRow(ep, time.Now()), ep.Labels})
 		}
 		return getTable.print([]string{"NAME", "ENDPOINTS", "AGE"}, rows, allNS)
-	case "name":
-		for _, ep := range eps {
-			fmt.Printf("endpoints/%s\n", ep.Name)
-		}
-		return nil
-	case "json", "yaml":
-		var items []any
-		for _, ep := range eps {
-			o := ep.DeepCopy()
-			o.APIVersion, o.Kind = "v1", "Endpoints"
-			items = append(items, o)
-		}
-		return printObject(out, items, len(names) == 1)
 	default:
-		var items []any
-		for _, ep := range eps {
-			o := ep.DeepCopy()
-			o.APIVersion, o.Kind = "v1", "Endpoints"
-			items = append(items, o)
+		objs := make([]metav1.Object, len(eps))
+		for i, ep := range eps {
+			objs[i] = ep
 		}
-		return printTemplate(c, out, items, len(names) == 1 && len(items) == 1)
+		return printItems(c, out, "endpoints", objs, withKind("v1", "Endpoints"), len(names))
 	}
 }
 
@@ -318,19 +290,45 @@ func getEndpointSlices(c *cli.Context, names []string) error {
 			rows = append(rows, tableRow{sl.Namespace, printers.EndpointSliceRow(sl, time.Now()), sl.Labels})
 		}
 		return getTable.print([]string{"NAME", "ADDRESSTYPE", "PORTS", "ENDPOINTS", "AGE"}, rows, allNS)
-	case "name":
-		for _, sl := range slices {
-			fmt.Printf("endpointslice.discovery.k8s.io/%s\n", sl.Name)
+	case "name", "json", "yaml":
+		objs := make([]metav1.Object, len(slices))
+		for i, sl := range slices {
+			objs[i] = sl
 		}
-		return nil
-	case "json", "yaml":
-		var items []any
-		for _, sl := range slices {
-			items = append(items, sl)
-		}
-		return printObject(out, items, len(names) == 1)
+		return printItems(c, out, "endpointslice.discovery.k8s.io", objs, func(o metav1.Object) any { return o }, len(names))
 	default:
 		return usageError("--output %q: want wide, json, yaml or name", out)
+	}
+}
+
+// printItems is get's -o name, json, yaml and template outputs, as kubectl
+// prints them: resource is what -o name prints before the slash, api gives
+// an object's API form (apiVersion and kind set), and the JSON forms are a
+// List unless one object was named (named is how many names were given).
+func printItems(c *cli.Context, out, resource string, objs []metav1.Object, api func(metav1.Object) any, named int) error {
+	if out == "name" {
+		for _, o := range objs {
+			fmt.Printf("%s/%s\n", resource, o.GetName())
+		}
+		return nil
+	}
+	items := []any{}
+	for _, o := range objs {
+		items = append(items, api(o))
+	}
+	if out == "json" || out == "yaml" {
+		return printObject(out, items, named == 1)
+	}
+	return printTemplate(c, out, items, named == 1 && len(items) == 1)
+}
+
+// withKind is the API form of a typed object: a copy with apiVersion and
+// kind set (the store keeps objects without them).
+func withKind(apiVersion, kind string) func(metav1.Object) any {
+	return func(o metav1.Object) any {
+		out := o.(runtime.Object).DeepCopyObject()
+		out.GetObjectKind().SetGroupVersionKind(schema.FromAPIVersionAndKind(apiVersion, kind))
+		return out
 	}
 }
 
