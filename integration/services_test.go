@@ -467,3 +467,32 @@ func TestClusterDNSWithoutServiceRules(t *testing.T) {
 		}
 	}
 }
+
+// A delete after the services owner crashed, with no command in between to
+// start another, still leaves the host as it was: the Service rules' table
+// and the owner's addresses on lo go with the last object.
+func TestServicesDeleteAfterOwnerCrash(t *testing.T) {
+	e := newEnv(t)
+	e.apply(servicesManifest)
+	pidFile := e.runRoot + "/services/owner.pid"
+	data, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatalf("no services owner: %v", err)
+	}
+	pid := strings.TrimSpace(string(data))
+	if err := syscall.Kill(atoi(t, pid), syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	waitGone(t, pid)
+	e.must("delete", "svc", "--all")
+	if out, err := exec.Command("nft", "list", "table", "ip", "podrun_"+e.bridge+"-svc").CombinedOutput(); err == nil {
+		t.Errorf("the Service rules after the last Service went:\n%s", out)
+	}
+	prefix := strings.TrimSuffix(e.serviceCIDR, "0/24")
+	out, _ := exec.Command("ip", "-4", "-o", "addr", "show", "dev", "lo").CombinedOutput()
+	for _, ip := range []string{prefix + "10", prefix + "1"} {
+		if strings.Contains(string(out), " "+ip+"/") {
+			t.Errorf("lo after the last Service went: %s", out)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package serviceowner
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -141,5 +142,32 @@ func Ensure(l store.Layout, shim, logLevel string) error {
 // has removed the Service rules and exited, so that the command that deleted
 // the last object leaves the host as it was.
 func WaitGone(l store.Layout, timeout time.Duration) error {
-	return process(l, "").WaitGone(timeout)
+	if err := process(l, "").WaitGone(timeout); err != nil {
+		return err
+	}
+	return reclaim(l)
+}
+
+// reclaim removes what a services owner that crashed left on the host (the
+// Service rules' table, its addresses on lo) once no object needs them and
+// no owner runs, so that a delete after a crash still leaves the host as it
+// was; the next owner would otherwise have done it, and none is started for
+// an empty store.
+func reclaim(l store.Layout) error {
+	set, err := l.ReadServiceSettings()
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	host, err := readHostState(l, set)
+	if err != nil {
+		return err
+	}
+	var cleanupErr error
+	process(l, "").ReclaimIfIdle(func() {
+		cleanupErr = errors.Join(network.SyncServices(context.Background(), host.net, nil), removeAddresses(host.addresses()))
+	})
+	return cleanupErr
 }

@@ -10,6 +10,7 @@ package serviceowner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -111,9 +112,40 @@ func (o *Owner) syncRules(ctx context.Context, ports []network.ServicePort) erro
 	return nil
 }
 
-// localIPs are the addresses the owner keeps on lo.
-func (o *Owner) localIPs() []netip.Addr {
-	return []netip.Addr{o.dnsIP, services.KubernetesServiceIP(o.cidr)}
+// hostState is what an owner keeps on the host for a store, from its
+// recorded settings: the network its Service rules' table belongs to, and
+// its addresses on lo.
+type hostState struct {
+	net   network.Config
+	dnsIP netip.Addr
+	cidr  netip.Prefix
+}
+
+func readHostState(l store.Layout, set store.ServiceSettings) (hostState, error) {
+	h := hostState{net: network.Config{RunRoot: l.RunRoot, StateDir: l.NetworkDir(), Bridge: set.Bridge, Subnet: set.Subnet}}
+	var err error
+	if h.dnsIP, err = netip.ParseAddr(set.ClusterDNS); err != nil {
+		return h, fmt.Errorf("the recorded cluster DNS address: %w", err)
+	}
+	if h.cidr, err = netip.ParsePrefix(set.ServiceCIDR); err != nil {
+		return h, fmt.Errorf("the recorded service range: %w", err)
+	}
+	return h, nil
+}
+
+// addresses are the owner's addresses on lo: the kube-dns ClusterIP and the
+// kubernetes Service's.
+func (h hostState) addresses() []netip.Addr {
+	return []netip.Addr{h.dnsIP, services.KubernetesServiceIP(h.cidr)}
+}
+
+// removeAddresses takes an owner's addresses off lo.
+func removeAddresses(ips []netip.Addr) error {
+	var errs []error
+	for _, ip := range ips {
+		errs = append(errs, network.RemoveServiceAddress(ip))
+	}
+	return errors.Join(errs...)
 }
 
 // withKubernetes adds the kubernetes Service to a store's Services unless
@@ -164,7 +196,11 @@ func Run(l store.Layout, ready *os.File) error {
 		return fmt.Errorf("reading the service settings: %w", err)
 	}
 	o := &Owner{l: l, set: set, log: slog.New(slog.NewTextHandler(os.Stderr, nil))}
-	o.net = network.Config{RunRoot: l.RunRoot, StateDir: l.NetworkDir(), Bridge: set.Bridge, Subnet: set.Subnet}
+	host, err := readHostState(l, set)
+	if err != nil {
+		return err
+	}
+	o.net, o.dnsIP, o.cidr = host.net, host.dnsIP, host.cidr
 	o.rules = func(ctx context.Context, ports []network.ServicePort) error {
 		return network.SyncServices(ctx, o.net, ports)
 	}
@@ -172,13 +208,7 @@ func Run(l store.Layout, ready *os.File) error {
 	if o.gateway, err = o.net.Gateway(); err != nil {
 		return err
 	}
-	if o.dnsIP, err = netip.ParseAddr(set.ClusterDNS); err != nil {
-		return fmt.Errorf("the recorded cluster DNS address: %w", err)
-	}
-	if o.cidr, err = netip.ParsePrefix(set.ServiceCIDR); err != nil {
-		return fmt.Errorf("the recorded service range: %w", err)
-	}
-	hostConf := set.ResolvConf // the kubelet's --resolv-conf, else the host's
+	hostConf := set.ResolvConf                                            // the kubelet's --resolv-conf, else the host's
 	if hostConf == "" {
 		if hostConf, err = network.HostResolvConf(); err != nil {
 			return err
@@ -195,18 +225,16 @@ func Run(l store.Layout, ready *os.File) error {
 	// run; a connection to the second is refused at once (no API server).
 	// The owner that exits removes them; one that crashed leaves them to the
 	// next owner, and the leak check names them.
-	for _, ip := range o.localIPs() {
+	defer func() {
+		if err := removeAddresses(host.addresses()); err != nil {
+			o.log.Error("removing the Service addresses", "err", err)
+		}
+	}()
+	for _, ip := range host.addresses() {
 		if err := network.AddServiceAddress(ip); err != nil {
 			return err
 		}
 	}
-	defer func() {
-		for _, ip := range o.localIPs() {
-			if err := network.RemoveServiceAddress(ip); err != nil {
-				o.log.Error("removing a Service address", "err", err)
-			}
-		}
-	}()
 	o.srv = dns.New(dns.Config{Upstreams: upstreams, NameserverIP: o.dnsIP.String()})
 	if err := o.srv.StartFreeBind(net.JoinHostPort(o.dnsIP.String(), "53")); err != nil {
 		return err

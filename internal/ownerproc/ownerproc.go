@@ -202,6 +202,25 @@ func (p Process) ExitIfIdle(cleanup func()) bool {
 	return true
 }
 
+// ReclaimIfIdle runs cleanup, under the start lock, when no process is
+// alive and none is needed: what one that crashed left behind goes, and a
+// command recording a new object meanwhile starts a new one only after.
+func (p Process) ReclaimIfIdle(cleanup func()) {
+	if store.OwnerPid(p.Paths) != 0 {
+		return
+	}
+	start, err := p.startLock()
+	if err != nil {
+		return
+	}
+	defer start.Unlock()
+	if store.OwnerPid(p.Paths) != 0 || p.Needed() || (p.Stay != nil && p.Stay()) {
+		return
+	}
+	cleanup()
+	store.RemoveOwner(p.Paths)
+}
+
 // WaitGone waits, once the process is no longer needed, until it has exited,
 // so that the command that deleted the last object leaves the host as it was.
 func (p Process) WaitGone(timeout time.Duration) error {
