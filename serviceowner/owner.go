@@ -208,7 +208,7 @@ func Run(l store.Layout, ready *os.File) error {
 	if o.gateway, err = o.net.Gateway(); err != nil {
 		return err
 	}
-	hostConf := set.ResolvConf                                            // the kubelet's --resolv-conf, else the host's
+	hostConf := set.ResolvConf // the kubelet's --resolv-conf, else the host's
 	if hostConf == "" {
 		if hostConf, err = network.HostResolvConf(); err != nil {
 			return err
