@@ -90,6 +90,11 @@ func (o OwnerPaths) StartLockFile() string { return filepath.Join(o.Dir, "start.
 func (o OwnerPaths) PidFile() string       { return filepath.Join(o.Dir, "owner.pid") }
 func (o OwnerPaths) StartTimeFile() string { return filepath.Join(o.Dir, "owner.start") }
 
+// The exiting owner's record: the one RemoveOwner gave up, kept so that a
+// command can wait through the process's last steps after it.
+func (o OwnerPaths) exitingPidFile() string   { return filepath.Join(o.Dir, "exiting.pid") }
+func (o OwnerPaths) exitingStartFile() string { return filepath.Join(o.Dir, "exiting.start") }
+
 // WriteOwner records the calling process as the services owner.
 func WriteOwner(o OwnerPaths) error {
 	start, err := ProcessStartTime(os.Getpid())
@@ -102,16 +107,26 @@ func WriteOwner(o OwnerPaths) error {
 	return writeFileAtomic(o.PidFile(), []byte(strconv.Itoa(os.Getpid())))
 }
 
-// RemoveOwner forgets the recorded owner.
+// RemoveOwner forgets the recorded owner: no command counts on it any more
+// and the next one starts a new owner. Its record becomes the exiting
+// owner's (ExitingOwnerPid), for the process still runs its last steps
+// (releasing what it holds) after this. The start time moves first: a
+// reader that finds the moved pid finds its start time beside it.
 func RemoveOwner(o OwnerPaths) {
-	_ = os.Remove(o.PidFile())
-	_ = os.Remove(o.StartTimeFile())
+	_ = os.Rename(o.StartTimeFile(), o.exitingStartFile())
+	_ = os.Rename(o.PidFile(), o.exitingPidFile())
 }
 
 // OwnerPid returns the pid of the services owner when it is alive, else 0
 // (the recorded pid runs with the recorded start time).
 func OwnerPid(o OwnerPaths) int {
 	return livePid(o.PidFile(), o.StartTimeFile())
+}
+
+// ExitingOwnerPid returns the pid of the owner that RemoveOwner forgot while
+// it still runs, else 0.
+func ExitingOwnerPid(o OwnerPaths) int {
+	return livePid(o.exitingPidFile(), o.exitingStartFile())
 }
 
 // HasObjectsForOwner reports whether any pod record or Service exists: the

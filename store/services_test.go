@@ -80,4 +80,7 @@ func TestServiceSettingsAndOwnerLiveness(t *testing.T) {
 	if OwnerPid(o) != 0 {
 		t.Errorf("a removed owner is alive")
 	}
+	if ExitingOwnerPid(o) != os.Getpid() {
+		t.Errorf("a removed owner that still runs is not the exiting one")
+	}
 }

@@ -233,18 +233,13 @@ func (p Process) WaitGone(timeout time.Duration) error {
 		}
 	}
 	deadline := time.Now().Add(timeout)
-	// The process removes its pid record before its last steps (a server's
-	// shutdown, its lock): hold the process itself through a pidfd, taken
-	// while the record shows it alive, and wait for its exit too.
-	pidfd := -1
-	if pid := store.OwnerPid(p.Paths); pid != 0 {
-		if fd, err := unix.PidfdOpen(pid, 0); err == nil {
-			if store.OwnerPid(p.Paths) == pid {
-				pidfd = fd
-			} else {
-				unix.Close(fd) // the pid was reused before we held it
-			}
-		}
+	// The process removes its pid record (ExitIfIdle) before its last steps
+	// (a server's shutdown, its addresses, its lock): hold the process itself
+	// through a pidfd, taken while a record shows it alive (the live one, or
+	// the exiting one once it was given up), and wait for its exit too.
+	pidfd := holdPid(func() int { return store.OwnerPid(p.Paths) })
+	if pidfd < 0 {
+		pidfd = holdPid(func() int { return store.ExitingOwnerPid(p.Paths) })
 	}
 	if pidfd >= 0 {
 		defer unix.Close(pidfd)
@@ -273,6 +268,24 @@ func (p Process) WaitGone(timeout time.Duration) error {
 		}
 	}
 	return nil
+}
+
+// holdPid opens a pidfd on the process live reports, when live still reports
+// it once the pidfd is open (so it is not a reused pid); else -1.
+func holdPid(live func() int) int {
+	pid := live()
+	if pid == 0 {
+		return -1
+	}
+	fd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		return -1
+	}
+	if live() != pid {
+		unix.Close(fd) // the pid was reused before we held it
+		return -1
+	}
+	return fd
 }
 
 // StoreDirs are the store's directories an owner process watches: the pods
