@@ -37,6 +37,10 @@ type ApplyOptions struct {
 	LogLevel string
 	// Settings are the new pod's host settings, kept in its record.
 	Settings store.Settings
+	// KeepApplied updates a pod in place without changing the record of its
+	// last apply (kubectl patch leaves last-applied-configuration as it
+	// was): the manifest applied again after a patch stays unchanged.
+	KeepApplied bool
 }
 
 // ApplyResult says what apply did with one pod: "created", "unchanged" or "replaced".
@@ -263,6 +267,9 @@ func applyLocked(l store.Layout, plan *podspec.Plan, opts ApplyOptions) (*ApplyR
 		}
 		if !opts.Force && old.Broken == nil && !store.IsTerminal(old.Pod) && store.SupervisorPid(old.Paths) > 0 {
 			// An update in place, as the API server allows one of a running pod.
+			if opts.KeepApplied {
+				hash = string(prev)
+			}
 			return update(old, plan, hash)
 		}
 		if !opts.Force {

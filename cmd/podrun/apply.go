@@ -73,6 +73,28 @@ func runApply(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	return applyManifests(c, files, applyHow{load: loadInput, report: printAction})
+}
+
+// applyHow is how applyManifests reads the manifests and reports each
+// object's outcome: apply's way, or patch's.
+type applyHow struct {
+	load   func(string) (*podspec.Manifest, error)
+	report func(resource, name, action string)
+	// keepApplied leaves a pod's record of its last apply as it was, as
+	// kubectl patch leaves last-applied-configuration.
+	keepApplied bool
+}
+
+// printAction prints what apply did to one object, kubectl's "KIND/NAME
+// ACTION" (created, configured, unchanged, replaced).
+func printAction(resource, name, action string) {
+	fmt.Printf("%s/%s %s\n", resource, name, action)
+}
+
+// applyManifests applies the manifests files names in one transaction.
+func applyManifests(c *cli.Context, files []string, how applyHow) error {
+	report := how.report
 	dryRun := c.String("dry-run")
 	switch dryRun {
 	case "none", "client", "server":
@@ -88,7 +110,7 @@ func runApply(c *cli.Context) error {
 		return usageError("--output %q: apply prints name, yaml or json", output)
 	}
 	l := layout(c)
-	in, err := loadPlans(l, files, c.String("namespace"))
+	in, err := loadPlans(l, files, how.load, c.String("namespace"))
 	if err != nil {
 		return err
 	}
@@ -140,7 +162,7 @@ func runApply(c *cli.Context) error {
 	if err := checkTerminating(l, in); err != nil {
 		return err
 	}
-	opts := supervisor.ApplyOptions{Force: c.Bool("force"), LogLevel: c.String("log-level"), Settings: podSettings(c)}
+	opts := supervisor.ApplyOptions{Force: c.Bool("force"), LogLevel: c.String("log-level"), Settings: podSettings(c), KeepApplied: how.keepApplied}
 	// One transaction, as the API server takes one request: every pod's name
 	// is reserved and every conflict (a pod that exists with a spec no update
 	// may give it, an immutable object or a claim's spec changed) is found
@@ -173,35 +195,35 @@ func runApply(c *cli.Context) error {
 		if err != nil {
 			return err
 		}
-		fmt.Printf("namespace/%s %s\n", n.Name, action)
+		report("namespace", n.Name, action)
 	}
 	for _, pc := range in.priorityClasses {
 		action, err := l.Put(store.PriorityClassKind, pc.DeepCopy())
 		if err != nil {
 			return err
 		}
-		fmt.Printf("priorityclass.scheduling.k8s.io/%s %s\n", pc.Name, action)
+		report("priorityclass.scheduling.k8s.io", pc.Name, action)
 	}
 	for _, cm := range in.configMaps {
 		action, err := l.Put(store.ConfigMapKind, cm.DeepCopy())
 		if err != nil {
 			return err
 		}
-		fmt.Printf("configmap/%s %s\n", cm.Name, action)
+		report("configmap", cm.Name, action)
 	}
 	for _, s := range in.secrets {
 		action, err := l.Put(store.SecretKind, s.DeepCopy())
 		if err != nil {
 			return err
 		}
-		fmt.Printf("secret/%s %s\n", s.Name, action)
+		report("secret", s.Name, action)
 	}
 	for _, pvc := range in.claims {
 		action, err := l.Put(store.ClaimKind, pvc.DeepCopy())
 		if err != nil {
 			return err
 		}
-		fmt.Printf("persistentvolumeclaim/%s %s\n", pvc.Name, action)
+		report("persistentvolumeclaim", pvc.Name, action)
 	}
 	// The supervisors' containers are sealed copies of this binary: say so when
 	// that cannot be done cheaply (the supervisor's log says it too).
@@ -234,7 +256,7 @@ func runApply(c *cli.Context) error {
 	if svcApply != nil {
 		// Services first, so that the pods' containers see them (env vars).
 		defer func() { ensure() }()
-		err := svcApply.store()
+		err := svcApply.store(report)
 		svcApply.done()
 		if err != nil {
 			return err
@@ -250,7 +272,7 @@ func runApply(c *cli.Context) error {
 			return err
 		}
 		if output == "" {
-			fmt.Printf("pod/%s %s\n", res.Record.Pod.Name, res.Action)
+			report("pod", res.Record.Pod.Name, res.Action)
 		}
 		records = append(records, res.Record)
 		pods = append(pods, res.Record.Pod)
@@ -262,7 +284,7 @@ func runApply(c *cli.Context) error {
 	// Workload objects, whose pods the controllers process makes with the
 	// settings of this command.
 	if len(in.workloads) > 0 {
-		if err := applyWorkloads(l, in.workloads, opts.Settings, output); err != nil {
+		if err := applyWorkloads(l, in.workloads, opts.Settings, output, report); err != nil {
 			return err
 		}
 		if err := controllers.Ensure(l, exe, c.String("log-level")); err != nil {

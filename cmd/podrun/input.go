@@ -131,12 +131,12 @@ func expandFilenames(args []string, recursive bool) ([]string, error) {
 // one bad object in any file and the whole command fails with every problem
 // of every file (exit 2). ConfigMaps and Secrets of one file serve the pods
 // of the others too, as on a cluster.
-func loadPlans(l store.Layout, files []string, ns string) (*loaded, error) {
+func loadPlans(l store.Layout, files []string, load func(string) (*podspec.Manifest, error), ns string) (*loaded, error) {
 	var manifests []*podspec.Manifest
 	var errs []error
 	in := &loaded{}
 	for _, f := range files {
-		m, err := loadInput(f)
+		m, err := load(f)
 		if err != nil {
 			errs = append(errs, err)
 			continue

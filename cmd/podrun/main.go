@@ -104,6 +104,7 @@ func newApp() *cli.App {
 			rolloutCommand(),
 			scaleCommand(),
 			labelCommand(),
+			patchCommand(),
 			annotateCommand(),
 		},
 	}

@@ -88,13 +88,13 @@ func allocateServices(c *cli.Context, l store.Layout, svcs []*corev1.Service) (*
 }
 
 // store stores the allocated Services, under the allocation lock.
-func (sa *serviceApply) store() error {
+func (sa *serviceApply) store(report func(resource, name, action string)) error {
 	for _, s := range sa.svcs {
 		action, err := sa.l.Put(store.ServiceKind, s)
 		if err != nil {
 			return err
 		}
-		fmt.Printf("service/%s %s\n", s.Name, action)
+		report("service", s.Name, action)
 	}
 	return nil
 }

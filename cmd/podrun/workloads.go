@@ -61,7 +61,7 @@ func ensureControllers(c *cli.Context) {
 
 // applyWorkloads stores the manifest's workload objects with the pods'
 // settings, as `kubectl apply` prints them ("deployment.apps/web created").
-func applyWorkloads(l store.Layout, ws []*podspec.Workload, settings store.Settings, output string) error {
+func applyWorkloads(l store.Layout, ws []*podspec.Workload, settings store.Settings, output string, report func(resource, name, action string)) error {
 	for _, w := range ws {
 		k, _ := store.KindFor(w.Kind)
 		action, err := l.PutApplied(k, w.Object, &settings, w.Set)
@@ -69,7 +69,7 @@ func applyWorkloads(l store.Layout, ws []*podspec.Workload, settings store.Setti
 			return err
 		}
 		if output == "" {
-			fmt.Printf("%s/%s %s\n", k.Resource(), w.Object.GetName(), action)
+			report(k.Resource(), w.Object.GetName(), action)
 		}
 	}
 	return nil

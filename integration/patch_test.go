@@ -1,0 +1,118 @@
+package integration
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// patch: kubectl's three patch types over what get -o json shows, applied
+// under apply's update rules, with kubectl's words and checks.
+func TestCLIPatch(t *testing.T) {
+	e := newCLIEnv(t)
+	manifest := e.manifest(netIdlePod("web") + `---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: cfg}
+data: {level: info}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: websvc}
+spec:
+  selector: {app: web}
+  ports: [{name: http, port: 80}]
+`)
+	e.must("apply", "-f", manifest, "--wait")
+	get := func(args ...string) string {
+		t.Helper()
+		return e.must(append([]string{"get"}, args...)...).stdout
+	}
+	// Strategic merge (the default): a label, in place; the same again is no change.
+	if r := e.must("patch", "pod", "web", "-p", `{"metadata":{"labels":{"app":"web"}}}`); r.stdout != "pod/web patched\n" {
+		t.Errorf("patch a label: %q", r.stdout)
+	}
+	if r := e.must("patch", "pod/web", "-p", `metadata: {labels: {app: web}}`); r.stdout != "pod/web patched (no change)\n" {
+		t.Errorf("patch to the same value: %q", r.stdout)
+	}
+	if got := get("pod", "web", "-o", "jsonpath={.metadata.labels.app} {.status.containerStatuses[0].restartCount}"); got != "web 0" {
+		t.Errorf("label and restarts after the patch: %q", got)
+	}
+	// The Service's endpoints follow the patched label.
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(get("endpoints", "websvc"), ":80") {
+		if time.Now().After(deadline) {
+			t.Fatalf("the Service has no endpoint after the label patch: %s", get("endpoints", "websvc"))
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	// A strategic merge of containers by name: the image changes in place.
+	if r := e.must("patch", "pod", "web", "-p", `{"spec":{"containers":[{"name":"c","image":"docker.io/library/busybox:1.28"}]}}`); r.stdout != "pod/web patched\n" {
+		t.Errorf("patch the image: %q", r.stdout)
+	}
+	if got := get("pod", "web", "-o", "jsonpath={.spec.containers[0].image} {.spec.containers[0].command[0]}"); got != "docker.io/library/busybox:1.28 sh" {
+		t.Errorf("after the image patch: %q", got)
+	}
+	// ... and the container runs again with it, as when its hash changes.
+	deadline = time.Now().Add(30 * time.Second)
+	for get("pod", "web", "-o", "jsonpath={.status.containerStatuses[0].restartCount}") != "1" {
+		if time.Now().After(deadline) {
+			t.Fatalf("the container did not restart after the image patch: %s", e.must("describe", "pod", "web").stdout)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	// Any other change of a pod's spec is the API server's Forbidden; nothing changes.
+	r := e.podrun("patch", "pod", "web", "--type", "merge", "-p", `{"spec":{"restartPolicy":"Never"}}`)
+	if r.code != 2 || !strings.Contains(r.stderr, `The Pod "web" is invalid: spec: Forbidden: pod updates may not change fields`) {
+		t.Errorf("a forbidden pod patch: %s", r)
+	}
+	// As kubectl patch leaves last-applied-configuration, the manifest
+	// applied again is unchanged and the patched fields stay.
+	if r := e.must("apply", "-f", manifest); !strings.Contains(r.stdout, "pod/web unchanged\n") {
+		t.Errorf("apply after patch: %q", r.stdout)
+	}
+	if got := get("pod", "web", "-o", "jsonpath={.metadata.labels.app} {.spec.containers[0].image}"); got != "web docker.io/library/busybox:1.28" {
+		t.Errorf("after apply of the manifest: %q", got)
+	}
+	// JSON merge patch; --dry-run prints the patched object and changes nothing.
+	out := e.podrun("patch", "svc", "websvc", "--type", "merge", "-p", `{"spec":{"ports":[{"name":"http","port":8080,"targetPort":80}]}}`, "--dry-run=client", "-o", "yaml")
+	if out.code != 0 || !strings.Contains(out.stdout, "port: 8080") {
+		t.Errorf("patch --dry-run=client -o yaml: %s", out)
+	}
+	if got := get("svc", "websvc", "-o", "jsonpath={.spec.ports[0].port}"); got != "80" {
+		t.Errorf("a dry run changed the Service: port %q", got)
+	}
+	if r := e.must("patch", "service/websvc", "--type", "merge", "-p", `{"spec":{"ports":[{"name":"http","port":8080,"targetPort":80}]}}`); r.stdout != "service/websvc patched\n" {
+		t.Errorf("merge patch of a Service: %q", r.stdout)
+	}
+	if got := get("svc", "websvc", "-o", "jsonpath={.spec.ports[0].port}/{.spec.ports[0].targetPort}"); got != "8080/80" {
+		t.Errorf("the Service's port after the patch: %q", got)
+	}
+	// JSON patch, from a file; -o name.
+	patch := e.manifest(`[{"op": "replace", "path": "/data/level", "value": "debug"}, {"op": "add", "path": "/data/extra", "value": "x"}]`)
+	if r := e.must("patch", "cm", "cfg", "--type", "json", "--patch-file", patch, "-o", "name"); r.stdout != "configmap/cfg\n" {
+		t.Errorf("json patch -o name: %q", r.stdout)
+	}
+	if got := get("cm", "cfg", "-o", "jsonpath={.data.level},{.data.extra}"); got != "debug,x" {
+		t.Errorf("the ConfigMap after the JSON patch: %q", got)
+	}
+	// kubectl's checks and messages.
+	for _, c := range []struct {
+		args []string
+		code int
+		msg  string
+	}{
+		{[]string{"patch", "pod", "web"}, 2, "must specify --patch or --patch-file containing the contents of the patch"},
+		{[]string{"patch", "pod", "web", "-p", "{}", "--patch-file", patch}, 2, "cannot specify --patch and --patch-file together"},
+		{[]string{"patch", "pod", "web", "--type", "apply", "-p", "{}"}, 2, `--type must be one of [json merge strategic], not "apply"`},
+		{[]string{"patch", "pod", "nothere", "-p", "{}"}, 1, `pods "nothere" not found`},
+		{[]string{"patch", "widgets", "x", "-p", "{}"}, 1, `the server doesn't have a resource type "widgets"`},
+		{[]string{"patch", "cm", "cfg", "--type", "json", "-p", `[{"op":"remove","path":"/data/none"}]`}, 2, "the patch does not apply to configmap/cfg"},
+		{[]string{"patch", "pod", "web", "--subresource", "resize", "-p", "{}"}, 1, "in-place pod resize is not supported"},
+	} {
+		r := e.podrun(c.args...)
+		if r.code != c.code || !strings.Contains(r.stderr, c.msg) || strings.Contains(r.stderr, "error: error") {
+			t.Errorf("podrun %v: %s\nwant exit %d and %q", c.args, r, c.code, c.msg)
+		}
+	}
+}
