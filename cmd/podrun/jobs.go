@@ -160,8 +160,8 @@ func jobArgs(args []string) ([]string, bool) {
 func createCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "create",
-		Usage: "create an object from another: create job NAME --from=cronjob/X",
-		Subcommands: []*cli.Command{{
+		Usage: "create a ConfigMap, a Secret or a Namespace from flags and files, or a Job from a CronJob",
+		Subcommands: []*cli.Command{createConfigMapCommand(), createSecretCommand(), createNamespaceCommand(), {
 			Name:      "job",
 			Usage:     "run a CronJob's job template now, as kubectl create job --from does",
 			ArgsUsage: "NAME --from=cronjob/X",
