@@ -116,3 +116,68 @@ spec:
 		}
 	}
 }
+
+// set image: kubectl's, over a pod (its containers restart with the new
+// image) and a Deployment (a rollout follows).
+func TestCLISetImage(t *testing.T) {
+	e := newCLIEnv(t)
+	e.must("apply", "-f", e.manifest(`
+apiVersion: v1
+kind: Pod
+metadata: {name: two}
+spec:
+  containers:
+  - {name: a, image: busybox:1.28, command: `+netIdle+`}
+  - {name: b, image: busybox:1.28, command: `+netIdle+`}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec: {containers: [{name: app, image: busybox:1.28, command: `+netIdle+`}]}
+`), "--wait")
+	if r := e.must("set", "image", "pod/two", "b=docker.io/library/busybox:1.28"); r.stdout != "pod/two image updated\n" {
+		t.Errorf("set image of a pod: %q", r.stdout)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		got := e.must("get", "pod", "two", "-o", "jsonpath={.spec.containers[*].image} {.status.containerStatuses[*].restartCount}").stdout
+		if got == "busybox:1.28 docker.io/library/busybox:1.28 0 1" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after set image: %q", got)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	// The same image again changes nothing and prints nothing, as kubectl.
+	if r := e.must("set", "image", "pod", "two", "b=docker.io/library/busybox:1.28"); r.stdout != "" {
+		t.Errorf("set image to the same image: %q", r.stdout)
+	}
+	if r := e.must("set", "image", "deployment/web", "*=docker.io/library/busybox:1.28"); r.stdout != "deployment.apps/web image updated\n" {
+		t.Errorf("set image of a Deployment: %q", r.stdout)
+	}
+	e.must("rollout", "status", "deployment/web", "--timeout", "1m")
+	if got := e.must("get", "pods", "-l", "app=web", "-o", "jsonpath={.items[*].spec.containers[0].image}").stdout; got != "docker.io/library/busybox:1.28" {
+		t.Errorf("the Deployment's pods after the rollout: %q", got)
+	}
+	for _, c := range []struct {
+		args []string
+		code int
+		msg  string
+	}{
+		{[]string{"set", "image", "deployment/web", "nope=busybox:1.28"}, 1, `unable to find container named "nope"`},
+		{[]string{"set", "image", "deployment/web"}, 2, "at least one image update is required"},
+		{[]string{"set", "image", "configmap", "x", "a=b"}, 1, `configmaps "x" not found`},
+		{[]string{"set", "image", "pod/missing", "a=b"}, 1, `pods "missing" not found`},
+	} {
+		r := e.podrun(c.args...)
+		if r.code != c.code || !strings.Contains(r.stderr, c.msg) {
+			t.Errorf("podrun %v: %s\nwant exit %d and %q", c.args, r, c.code, c.msg)
+		}
+	}
+}

@@ -98,6 +98,8 @@ func applyManifests(c *cli.Context, files []string, how applyHow) error {
 	dryRun := c.String("dry-run")
 	switch dryRun {
 	case "none", "client", "server":
+	case "": // a verb without the flag (set image)
+		dryRun = "none"
 	case "true":
 		dryRun = "client"
 	case "false":

@@ -105,6 +105,7 @@ func newApp() *cli.App {
 			scaleCommand(),
 			labelCommand(),
 			patchCommand(),
+			setCommand(),
 			annotateCommand(),
 		},
 	}

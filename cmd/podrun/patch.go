@@ -148,15 +148,12 @@ func runPatch(c *cli.Context) error {
 		return printPatched(output, resource, obj.name, patched, current)
 	}
 	if changed {
-		// The patched object is applied in one transaction, as `apply -f`
-		// applies it: the same checks, the same update rules and messages.
-		report := func(_, _, action string) {
-			if action == "unchanged" {
-				word = "patched (no change)" // what the store does not keep (a status field)
-			}
-		}
-		if err := applyManifests(c, []string{source}, applyHow{load: load, report: report, keepApplied: true}); err != nil {
+		stored, err := applyEdited(c, source, patched)
+		if err != nil {
 			return err
+		}
+		if !stored {
+			word = "patched (no change)" // what the store does not keep (a status field)
 		}
 	}
 	if output == "" {
@@ -164,6 +161,23 @@ func runPatch(c *cli.Context) error {
 		return nil
 	}
 	return printStored(l, output, resource, obj)
+}
+
+// applyEdited applies an object's edited JSON (source names it in errors)
+// in one transaction, as `apply -f` applies it: the same checks, the same
+// update rules and messages; a pod keeps the record of its last apply, as
+// kubectl's patches leave last-applied-configuration. It reports whether
+// the store changed.
+func applyEdited(c *cli.Context, source string, edited []byte) (bool, error) {
+	stored := true
+	load := func(string) (*podspec.Manifest, error) { return podspec.Load(edited, source) }
+	report := func(_, _, action string) {
+		if action == "unchanged" {
+			stored = false
+		}
+	}
+	err := applyManifests(c, []string{source}, applyHow{load: load, report: report, keepApplied: true})
+	return stored, err
 }
 
 // printStored prints the stored object as -o asks, as get prints it.
