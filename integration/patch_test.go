@@ -181,3 +181,37 @@ spec:
 		}
 	}
 }
+
+// replace: kubectl e2e's "should update a single-container pod's image"
+// (get -o yaml, a new image, replace -f -), its NotFound, a forbidden change
+// and --force.
+func TestCLIReplace(t *testing.T) {
+	e := newCLIEnv(t)
+	e.must("apply", "-f", e.manifest(netIdlePod("rep")), "--wait")
+	live := e.must("get", "pod", "rep", "-o", "yaml").stdout
+	changed := strings.Replace(live, "image: busybox:1.28", "image: docker.io/library/busybox:1.28", 1)
+	if changed == live {
+		t.Fatalf("no image line in get -o yaml:\n%s", live)
+	}
+	if r := e.podrunIn(changed, "replace", "-f", "-"); r.code != 0 || r.stdout != "pod/rep replaced\n" {
+		t.Fatalf("replace -f -: %s", r)
+	}
+	if got := e.must("get", "pod", "rep", "-o", "jsonpath={.spec.containers[0].image}").stdout; got != "docker.io/library/busybox:1.28" {
+		t.Errorf("the image after replace: %q", got)
+	}
+	other := strings.Replace(live, "name: rep", "name: nothere", 1)
+	if r := e.podrunIn(other, "replace", "-f", "-"); r.code != 1 || !strings.Contains(r.stderr, `pods "nothere" not found`) {
+		t.Errorf("replace of a missing pod: %s", r)
+	}
+	forbidden := strings.Replace(changed, "sleep 3600", "sleep 3601", 1)
+	if r := e.podrunIn(forbidden, "replace", "-f", "-"); r.code != 2 || !strings.Contains(r.stderr, "Forbidden: pod updates may not change fields") {
+		t.Errorf("replace with a forbidden change: %s", r)
+	}
+	uid := e.must("get", "pod", "rep", "-o", "jsonpath={.metadata.uid}").stdout
+	if r := e.podrunIn(forbidden, "replace", "--force", "-f", "-"); r.code != 0 || r.stdout != "pod/rep replaced\n" {
+		t.Errorf("replace --force: %s", r)
+	}
+	if got := e.must("get", "pod", "rep", "-o", "jsonpath={.metadata.uid} {.spec.containers[0].command[2]}").stdout; strings.HasPrefix(got, uid) || !strings.Contains(got, "sleep 3601") {
+		t.Errorf("after replace --force: %q (the old uid %s)", got, uid)
+	}
+}

@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/podrun/podrun/controllers"
+	"github.com/podrun/podrun/podspec"
 	"github.com/podrun/podrun/printers"
 	"github.com/podrun/podrun/services"
 	"github.com/podrun/podrun/store"
@@ -34,11 +35,16 @@ func fileObjects(c *cli.Context) ([]fileObject, error) {
 	if err != nil {
 		return nil, err
 	}
+	return objectsIn(c, files, loadInput)
+}
+
+// objectsIn lists the objects of the manifests files names, each read with load.
+func objectsIn(c *cli.Context, files []string, load func(string) (*podspec.Manifest, error)) ([]fileObject, error) {
 	ns := namespace(c)
 	seen := map[fileObject]bool{}
 	var out []fileObject
 	for _, f := range files {
-		m, err := loadInput(f)
+		m, err := load(f)
 		if err != nil {
 			return nil, cli.Exit(err.Error(), exitUsage)
 		}

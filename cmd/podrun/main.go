@@ -106,6 +106,7 @@ func newApp() *cli.App {
 			labelCommand(),
 			patchCommand(),
 			setCommand(),
+			replaceCommand(),
 			annotateCommand(),
 		},
 	}
