@@ -215,3 +215,40 @@ func TestCLIReplace(t *testing.T) {
 		t.Errorf("after replace --force: %q (the old uid %s)", got, uid)
 	}
 }
+
+// diff: kubectl e2e's "should check if kubectl diff finds a difference for
+// Deployments" (the live and the declared image both in the output, exit 1),
+// no difference (exit 0, nothing printed) and a new object (added whole).
+func TestCLIDiff(t *testing.T) {
+	e := newCLIEnv(t)
+	deployment := `
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: httpd}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: httpd}}
+  template:
+    metadata: {labels: {app: httpd}}
+    spec: {containers: [{name: httpd, image: busybox:1.28, command: ` + netIdle + `}]}
+`
+	e.must("apply", "-f", e.manifest(deployment), "--wait")
+	if r := e.podrunIn(deployment, "diff", "-f", "-"); r.code != 0 || r.stdout != "" {
+		t.Errorf("diff of the applied manifest: %s", r)
+	}
+	changed := strings.Replace(deployment, "image: busybox:1.28", "image: docker.io/library/busybox:1.28", 1)
+	r := e.podrunIn(changed, "diff", "-f", "-")
+	if r.code != 1 || !strings.Contains(r.stdout, "-        image: busybox:1.28\n") || !strings.Contains(r.stdout, "+        image: docker.io/library/busybox:1.28\n") || !strings.Contains(r.stdout, "apps.v1.Deployment.") {
+		t.Errorf("diff of a changed image: %s", r)
+	}
+	if got := e.must("get", "deploy", "httpd", "-o", "jsonpath={.spec.template.spec.containers[0].image}").stdout; got != "busybox:1.28" {
+		t.Errorf("diff changed the Deployment: %q", got)
+	}
+	r = e.podrunIn("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: fresh}\ndata: {k: v}\n", "diff", "-f", "-")
+	if r.code != 1 || !strings.Contains(r.stdout, "v1.ConfigMap.") || !strings.Contains(r.stdout, "+  k: v\n") {
+		t.Errorf("diff of a new ConfigMap: %s", r)
+	}
+	if e.podrun("get", "cm", "fresh").code == 0 {
+		t.Error("diff created the ConfigMap")
+	}
+}

@@ -107,6 +107,7 @@ func newApp() *cli.App {
 			patchCommand(),
 			setCommand(),
 			replaceCommand(),
+			diffCommand(),
 			annotateCommand(),
 		},
 	}
