@@ -49,6 +49,12 @@ func networkConfig(l store.Layout) network.Config {
 	return network.Config{RunRoot: l.RunRoot, StateDir: l.NetworkDir(), Bridge: l.Bridge, Subnet: l.Subnet}
 }
 
+// PodNetNS is the network namespace of the pod uid of the layout l (its
+// record's), for a command that works in it (port-forward).
+func PodNetNS(l store.Layout, uid string) string {
+	return network.PodNetNSPath(networkConfig(l), uid)
+}
+
 // hostPorts lists the ports the pod publishes on the host.
 func hostPorts(pod *corev1.Pod) []network.PortMapping {
 	var out []network.PortMapping

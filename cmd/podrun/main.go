@@ -108,6 +108,7 @@ func newApp() *cli.App {
 			setCommand(),
 			replaceCommand(),
 			diffCommand(),
+			portForwardCommand(),
 			annotateCommand(),
 		},
 	}
