@@ -178,7 +178,9 @@ func (r resolved) netnsDir() string              { return filepath.Join(r.runRoo
 func (r resolved) netnsPath(podID string) string { return filepath.Join(r.netnsDir(), podID) }
 
 // PodNetNSPath is where the network namespace of the pod podID is mounted.
-func PodNetNSPath(c Config, podID string) string { return resolved{runRoot: c.RunRoot}.netnsPath(podID) }
+func PodNetNSPath(c Config, podID string) string {
+	return resolved{runRoot: c.RunRoot}.netnsPath(podID)
+}
 
 // port is a validated PortMapping.
 type port struct {
