@@ -104,26 +104,17 @@ spec:
 		t.Errorf("the created namespace: %q", got)
 	}
 	// kubectl's checks and messages.
-	for _, c := range []struct {
-		args []string
-		code int
-		msg  string
-	}{
-		{[]string{"create", "configmap"}, 2, "NAME is required"},
-		{[]string{"create", "configmap", "x", "--from-env-file", env, "--from-literal=a=b"}, 2, "from-env-file cannot be combined with from-file or from-literal"},
-		{[]string{"create", "configmap", "x", "--from-literal=a=1", "--from-literal=a=2"}, 1, `cannot add key "a", another key by that name already exists in Data for ConfigMap "x"`},
-		{[]string{"create", "configmap", "x", "--from-literal==1"}, 1, "invalid literal source =1, expected key=value"},
-		{[]string{"create", "configmap", "x", "--from-file=k=" + filepath.Join(dir, "conf")}, 1, "cannot give a key name for a directory path"},
-		{[]string{"create", "configmap", "x", "--from-file=" + filepath.Join(dir, "none")}, 1, "error reading " + filepath.Join(dir, "none") + ": no such file or directory"},
-		{[]string{"create", "secret", "generic", "x", "--from-literal=bad key=1"}, 1, `"bad key" is not valid key name for a Secret`},
-		{[]string{"create", "secret", "tls", "x", "--cert", certFile, "--key", certFile}, 1, "failed to load key pair"},
-		{[]string{"create", "secret", "docker-registry", "x"}, 2, "either --from-file or the combination of --docker-username, --docker-password and --docker-server is required"},
-	} {
-		r := e.podrun(c.args...)
-		if r.code != c.code || !strings.Contains(r.stderr, c.msg) {
-			t.Errorf("podrun %v: %s\nwant exit %d and %q", c.args, r, c.code, c.msg)
-		}
-	}
+	e.mustFail(
+		failure{[]string{"create", "configmap"}, 2, "NAME is required"},
+		failure{[]string{"create", "configmap", "x", "--from-env-file", env, "--from-literal=a=b"}, 2, "from-env-file cannot be combined with from-file or from-literal"},
+		failure{[]string{"create", "configmap", "x", "--from-literal=a=1", "--from-literal=a=2"}, 1, `cannot add key "a", another key by that name already exists in Data for ConfigMap "x"`},
+		failure{[]string{"create", "configmap", "x", "--from-literal==1"}, 1, "invalid literal source =1, expected key=value"},
+		failure{[]string{"create", "configmap", "x", "--from-file=k=" + filepath.Join(dir, "conf")}, 1, "cannot give a key name for a directory path"},
+		failure{[]string{"create", "configmap", "x", "--from-file=" + filepath.Join(dir, "none")}, 1, "error reading " + filepath.Join(dir, "none") + ": no such file or directory"},
+		failure{[]string{"create", "secret", "generic", "x", "--from-literal=bad key=1"}, 1, `"bad key" is not valid key name for a Secret`},
+		failure{[]string{"create", "secret", "tls", "x", "--cert", certFile, "--key", certFile}, 1, "failed to load key pair"},
+		failure{[]string{"create", "secret", "docker-registry", "x"}, 2, "either --from-file or the combination of --docker-username, --docker-password and --docker-server is required"},
+	)
 	if e.podrun("get", "cm", "x").code == 0 {
 		t.Error("a failed create created the ConfigMap")
 	}

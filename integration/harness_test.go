@@ -177,6 +177,25 @@ func (e *env) podrunIn(stdin string, args ...string) result {
 	return r
 }
 
+// failure is a command that must fail: its exit code and a part of its
+// message on stderr, its prefix never doubled ("error: error:").
+type failure struct {
+	args []string
+	code int
+	msg  string
+}
+
+// mustFail runs each command and checks how it fails.
+func (e *env) mustFail(cases ...failure) {
+	e.t.Helper()
+	for _, c := range cases {
+		r := e.podrun(c.args...)
+		if r.code != c.code || !strings.Contains(r.stderr, c.msg) || strings.Contains(r.stderr, "error: error:") {
+			e.t.Errorf("podrun %v: %s\nwant exit %d and %q", c.args, r, c.code, c.msg)
+		}
+	}
+}
+
 func (e *env) must(args ...string) result {
 	e.t.Helper()
 	r := e.podrun(args...)

@@ -97,24 +97,15 @@ spec:
 		t.Errorf("the ConfigMap after the JSON patch: %q", got)
 	}
 	// kubectl's checks and messages.
-	for _, c := range []struct {
-		args []string
-		code int
-		msg  string
-	}{
-		{[]string{"patch", "pod", "web"}, 2, "must specify --patch or --patch-file containing the contents of the patch"},
-		{[]string{"patch", "pod", "web", "-p", "{}", "--patch-file", patch}, 2, "cannot specify --patch and --patch-file together"},
-		{[]string{"patch", "pod", "web", "--type", "apply", "-p", "{}"}, 2, `--type must be one of [json merge strategic], not "apply"`},
-		{[]string{"patch", "pod", "nothere", "-p", "{}"}, 1, `pods "nothere" not found`},
-		{[]string{"patch", "widgets", "x", "-p", "{}"}, 1, `the server doesn't have a resource type "widgets"`},
-		{[]string{"patch", "cm", "cfg", "--type", "json", "-p", `[{"op":"remove","path":"/data/none"}]`}, 2, "the patch does not apply to configmap/cfg"},
-		{[]string{"patch", "pod", "web", "--subresource", "resize", "-p", "{}"}, 1, "in-place pod resize is not supported"},
-	} {
-		r := e.podrun(c.args...)
-		if r.code != c.code || !strings.Contains(r.stderr, c.msg) || strings.Contains(r.stderr, "error: error") {
-			t.Errorf("podrun %v: %s\nwant exit %d and %q", c.args, r, c.code, c.msg)
-		}
-	}
+	e.mustFail(
+		failure{[]string{"patch", "pod", "web"}, 2, "must specify --patch or --patch-file containing the contents of the patch"},
+		failure{[]string{"patch", "pod", "web", "-p", "{}", "--patch-file", patch}, 2, "cannot specify --patch and --patch-file together"},
+		failure{[]string{"patch", "pod", "web", "--type", "apply", "-p", "{}"}, 2, `--type must be one of [json merge strategic], not "apply"`},
+		failure{[]string{"patch", "pod", "nothere", "-p", "{}"}, 1, `pods "nothere" not found`},
+		failure{[]string{"patch", "widgets", "x", "-p", "{}"}, 1, `the server doesn't have a resource type "widgets"`},
+		failure{[]string{"patch", "cm", "cfg", "--type", "json", "-p", `[{"op":"remove","path":"/data/none"}]`}, 2, "the patch does not apply to configmap/cfg"},
+		failure{[]string{"patch", "pod", "web", "--subresource", "resize", "-p", "{}"}, 1, "in-place pod resize is not supported"},
+	)
 }
 
 // set image: kubectl's, over a pod (its containers restart with the new
@@ -165,21 +156,12 @@ spec:
 	if got := e.must("get", "pods", "-l", "app=web", "-o", "jsonpath={.items[*].spec.containers[0].image}").stdout; got != "docker.io/library/busybox:1.28" {
 		t.Errorf("the Deployment's pods after the rollout: %q", got)
 	}
-	for _, c := range []struct {
-		args []string
-		code int
-		msg  string
-	}{
-		{[]string{"set", "image", "deployment/web", "nope=busybox:1.28"}, 1, `unable to find container named "nope"`},
-		{[]string{"set", "image", "deployment/web"}, 2, "at least one image update is required"},
-		{[]string{"set", "image", "configmap", "x", "a=b"}, 1, `configmaps "x" not found`},
-		{[]string{"set", "image", "pod/missing", "a=b"}, 1, `pods "missing" not found`},
-	} {
-		r := e.podrun(c.args...)
-		if r.code != c.code || !strings.Contains(r.stderr, c.msg) {
-			t.Errorf("podrun %v: %s\nwant exit %d and %q", c.args, r, c.code, c.msg)
-		}
-	}
+	e.mustFail(
+		failure{[]string{"set", "image", "deployment/web", "nope=busybox:1.28"}, 1, `unable to find container named "nope"`},
+		failure{[]string{"set", "image", "deployment/web"}, 2, "at least one image update is required"},
+		failure{[]string{"set", "image", "configmap", "x", "a=b"}, 1, `configmaps "x" not found`},
+		failure{[]string{"set", "image", "pod/missing", "a=b"}, 1, `pods "missing" not found`},
+	)
 }
 
 // replace: kubectl e2e's "should update a single-container pod's image"

@@ -135,11 +135,8 @@ func generatorName(c *cli.Context) (string, error) {
 }
 
 func runCreateConfigMap(c *cli.Context) error {
-	name, err := generatorName(c)
+	name, err := sourcesName(c)
 	if err != nil {
-		return err
-	}
-	if err := checkSources(c); err != nil {
 		return err
 	}
 	cm := &corev1.ConfigMap{
@@ -184,11 +181,8 @@ func runCreateConfigMap(c *cli.Context) error {
 }
 
 func runCreateSecretGeneric(c *cli.Context) error {
-	name, err := generatorName(c)
+	name, err := sourcesName(c)
 	if err != nil {
-		return err
-	}
-	if err := checkSources(c); err != nil {
 		return err
 	}
 	s := newSecret(c, name, corev1.SecretType(c.String("type")))
@@ -288,12 +282,17 @@ func createSecret(c *cli.Context, s *corev1.Secret) error {
 	return createGenerated(c, store.SecretKind, "secret", s)
 }
 
-// checkSources is ConfigMapOptions.Validate's rule.
-func checkSources(c *cli.Context) error {
-	if len(c.StringSlice("from-env-file")) > 0 && (len(c.StringSlice("from-file")) > 0 || len(c.StringSlice("from-literal")) > 0) {
-		return usageError("from-env-file cannot be combined with from-file or from-literal")
+// sourcesName is the NAME of create configmap and create secret generic,
+// once their sources pass ConfigMapOptions.Validate's rule.
+func sourcesName(c *cli.Context) (string, error) {
+	name, err := generatorName(c)
+	if err != nil {
+		return "", err
 	}
-	return nil
+	if len(c.StringSlice("from-env-file")) > 0 && (len(c.StringSlice("from-file")) > 0 || len(c.StringSlice("from-literal")) > 0) {
+		return "", usageError("from-env-file cannot be combined with from-file or from-literal")
+	}
+	return name, nil
 }
 
 // addSources adds --from-file, --from-literal and --from-env-file, in
@@ -328,13 +327,9 @@ func addFileSources(sources []string, add func(key string, value []byte, binary 
 		if err != nil {
 			return err
 		}
-		info, err := os.Stat(file)
+		info, err := statSource(file)
 		if err != nil {
-			var pe *os.PathError
-			if errors.As(err, &pe) {
-				return fmt.Errorf("error reading %s: %v", file, pe.Err)
-			}
-			return fmt.Errorf("error reading %s: %v", file, err)
+			return err
 		}
 		if !info.IsDir() {
 			if err := addFile(key, file, add); err != nil {
@@ -370,6 +365,19 @@ func addFile(key, file string, add func(key string, value []byte, binary bool) e
 	return add(key, data, !utf8.Valid(data))
 }
 
+// statSource is os.Stat with kubectl's message: "error reading PATH: REASON".
+func statSource(file string) (os.FileInfo, error) {
+	info, err := os.Stat(file)
+	if err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return nil, fmt.Errorf("error reading %s: %v", file, err)
+	}
+	return info, nil
+}
+
 // parseFileSource is kubectl's util.ParseFileSource.
 func parseFileSource(source string) (key, file string, err error) {
 	n := strings.Count(source, "=")
@@ -391,13 +399,9 @@ func parseFileSource(source string) (key, file string, err error) {
 // trimmed, blank and # lines skipped, a UTF-8 BOM dropped from the first
 // line, KEY alone taking its value from the environment.
 func addEnvFile(file string, add func(key string, value []byte, binary bool) error) error {
-	info, err := os.Stat(file)
+	info, err := statSource(file)
 	if err != nil {
-		var pe *os.PathError
-		if errors.As(err, &pe) {
-			return fmt.Errorf("error reading %s: %v", file, pe.Err)
-		}
-		return fmt.Errorf("error reading %s: %v", file, err)
+		return err
 	}
 	if info.IsDir() {
 		return fmt.Errorf("env config file cannot be a directory")

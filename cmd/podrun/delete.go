@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/urfave/cli/v2"
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/podrun/podrun/controllers"
 	"github.com/podrun/podrun/internal/ownerproc"
@@ -153,36 +154,17 @@ func runDelete(c *cli.Context) error {
 		if err != nil {
 			return err
 		}
-		for _, f := range files {
-			m, err := loadInput(f)
-			if err != nil {
-				return cli.Exit(err.Error(), exitUsage)
+		err = walkManifests(c, files, loadInput, func(_ *podspec.Manifest, _ podspec.ObjectRef, fo fileObject, pod *corev1.Pod) error {
+			// Each object is deleted in the namespace its manifest gives it, else -n's.
+			if pod != nil {
+				find(fo.namespace, []string{fo.name})
+			} else if k, ok := store.KindFor(fo.kind); ok {
+				objects = append(objects, objectName{k, fo.namespace, fo.name})
 			}
-			// Each object is deleted in the namespace its manifest gives it, else -n's;
-			// -n naming another namespace than the manifest is an error (kubectl).
-			if c.String("namespace") != "" {
-				if err := checkNamespaces(m, ns); err != nil {
-					return err
-				}
-			}
-			pod := 0 // m.Pods holds one pod per Pod, in order
-			for _, o := range m.Objects {
-				ons := o.Namespace
-				if ons == "" {
-					ons = ns
-				}
-				switch o.Kind {
-				case "Pod":
-					if pod < len(m.Pods) {
-						find(ons, []string{m.Pods[pod].Name})
-					}
-					pod++
-				default:
-					if k, ok := store.KindFor(o.Kind); ok {
-						objects = append(objects, objectName{k, ons, o.Name})
-					}
-				}
-			}
+			return nil
+		})
+		if err != nil {
+			return err
 		}
 	case c.Bool("all") || !sel.empty():
 		if c.NArg() > 0 {

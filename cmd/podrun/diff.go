@@ -51,7 +51,6 @@ func runDiff(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	ns := namespace(c)
 	l := layout(c)
 	live, err := os.MkdirTemp("", "LIVE-")
 	if err != nil {
@@ -63,75 +62,43 @@ func runDiff(c *cli.Context) error {
 		return err
 	}
 	defer os.RemoveAll(merged)
-	for _, f := range files {
-		m, err := loadInput(f)
+	err = walkManifests(c, files, loadInput, func(m *podspec.Manifest, ref podspec.ObjectRef, obj fileObject, pod *corev1.Pod) error {
+		var desired any
+		if pod != nil {
+			desired = apiPod(pod)
+		} else if desired = manifestObject(m, ref); desired == nil {
+			return nil
+		}
+		if k, ok := store.KindFor(obj.kind); ok && k.ClusterScoped {
+			obj.namespace = ""
+		}
+		if mo, ok := desired.(metav1.Object); ok && mo.GetNamespace() == "" && obj.namespace != "" {
+			mo.SetNamespace(obj.namespace)
+		}
+		want, err := json.Marshal(desired)
 		if err != nil {
-			return cli.Exit(err.Error(), exitUsage)
+			return err
 		}
-		if c.String("namespace") != "" {
-			if err := checkNamespaces(m, ns); err != nil {
-				return err
-			}
+		name := diffFileName(obj)
+		found, _ := fetchFileObjects(l, []fileObject{obj})
+		if len(found) == 0 {
+			return writeYAML(filepath.Join(merged, name), want)
 		}
-		pod := 0
-		for _, ref := range m.Objects {
-			var desired any
-			var k *store.Kind
-			if ref.Kind == "Pod" {
-				if pod >= len(m.Pods) {
-					continue
-				}
-				desired = apiPod(m.Pods[pod])
-				pod++
-			} else {
-				var ok bool
-				if k, ok = store.KindFor(ref.Kind); !ok {
-					continue
-				}
-				if desired = manifestObject(m, ref); desired == nil {
-					continue
-				}
-			}
-			obj := fileObject{kind: ref.Kind, namespace: ref.Namespace, name: ref.Name}
-			if ref.Kind == "Pod" {
-				obj.name = desired.(*corev1.Pod).Name
-			}
-			if k != nil {
-				obj.kind = k.Name
-			}
-			if obj.namespace == "" && (k == nil || !k.ClusterScoped) {
-				obj.namespace = ns
-			}
-			if mo, ok := desired.(metav1.Object); ok && mo.GetNamespace() == "" && obj.namespace != "" {
-				mo.SetNamespace(obj.namespace)
-			}
-			want, err := json.Marshal(desired)
-			if err != nil {
-				return err
-			}
-			name := diffFileName(obj)
-			found, _ := fetchFileObjects(l, []fileObject{obj})
-			if len(found) == 0 {
-				if err := writeYAML(filepath.Join(merged, name), want); err != nil {
-					return err
-				}
-				continue
-			}
-			current, err := json.Marshal(apiObjectOf(found[0]))
-			if err != nil {
-				return err
-			}
-			after, err := strategicpatch.StrategicMergePatch(current, want, reflect.New(reflect.TypeOf(desired).Elem()).Interface())
-			if err != nil {
-				return fmt.Errorf("merging %s into the live object: %w", name, err)
-			}
-			if err := writeYAML(filepath.Join(live, name), current); err != nil {
-				return err
-			}
-			if err := writeYAML(filepath.Join(merged, name), after); err != nil {
-				return err
-			}
+		current, err := json.Marshal(apiObjectOf(found[0]))
+		if err != nil {
+			return err
 		}
+		after, err := strategicpatch.StrategicMergePatch(current, want, reflect.New(reflect.TypeOf(desired).Elem()).Interface())
+		if err != nil {
+			return fmt.Errorf("merging %s into the live object: %w", name, err)
+		}
+		if err := writeYAML(filepath.Join(live, name), current); err != nil {
+			return err
+		}
+		return writeYAML(filepath.Join(merged, name), after)
+	})
+	if err != nil {
+		return err
 	}
 	// kubectl's DiffProgram: $KUBECTL_EXTERNAL_DIFF split on spaces, else diff -u -N.
 	args := []string{"diff", "-u", "-N"}

@@ -38,19 +38,35 @@ func fileObjects(c *cli.Context) ([]fileObject, error) {
 	return objectsIn(c, files, loadInput)
 }
 
-// objectsIn lists the objects of the manifests files names, each read with load.
+// objectsIn lists the objects of the manifests files names, each read with
+// load, each once.
 func objectsIn(c *cli.Context, files []string, load func(string) (*podspec.Manifest, error)) ([]fileObject, error) {
-	ns := namespace(c)
 	seen := map[fileObject]bool{}
 	var out []fileObject
+	err := walkManifests(c, files, load, func(_ *podspec.Manifest, _ podspec.ObjectRef, fo fileObject, _ *corev1.Pod) error {
+		if !seen[fo] {
+			seen[fo] = true
+			out = append(out, fo)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// walkManifests reads each manifest files names with load and calls visit
+// for each of its objects of a kind podrun keeps, in file order, with where
+// it lives (the namespace its manifest gives it, else -n's; -n naming
+// another is kubectl's error) and, for a Pod, the decoded pod.
+func walkManifests(c *cli.Context, files []string, load func(string) (*podspec.Manifest, error), visit func(m *podspec.Manifest, ref podspec.ObjectRef, fo fileObject, pod *corev1.Pod) error) error {
+	ns := namespace(c)
 	for _, f := range files {
 		m, err := load(f)
 		if err != nil {
-			return nil, cli.Exit(err.Error(), exitUsage)
+			return cli.Exit(err.Error(), exitUsage)
 		}
 		if c.String("namespace") != "" {
 			if err := checkNamespaces(m, ns); err != nil {
-				return nil, err
+				return err
 			}
 		}
 		pod := 0 // m.Pods holds one pod per Pod, in order
@@ -59,12 +75,14 @@ func objectsIn(c *cli.Context, files []string, load func(string) (*podspec.Manif
 			if fo.namespace == "" {
 				fo.namespace = ns
 			}
+			var p *corev1.Pod
 			switch o.Kind {
 			case "Pod":
 				if pod >= len(m.Pods) {
 					continue
 				}
-				fo.kind, fo.name = "Pod", m.Pods[pod].Name
+				p = m.Pods[pod]
+				fo.kind, fo.name = "Pod", p.Name
 				pod++
 			default:
 				k, ok := store.KindFor(o.Kind)
@@ -73,13 +91,12 @@ func objectsIn(c *cli.Context, files []string, load func(string) (*podspec.Manif
 				}
 				fo.kind, fo.name = k.Name, o.Name
 			}
-			if !seen[fo] {
-				seen[fo] = true
-				out = append(out, fo)
+			if err := visit(m, o, fo, p); err != nil {
+				return err
 			}
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // fetched is a file's object as the store has it.
