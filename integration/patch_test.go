@@ -234,3 +234,51 @@ spec:
 		t.Error("diff created the ConfigMap")
 	}
 }
+
+// Several types at once (get pods,svc; delete deploy,svc -l), a kind with
+// -l, and the category all, as kubectl takes them in CI scripts.
+func TestCLISeveralTypes(t *testing.T) {
+	e := newCLIEnv(t)
+	e.must("apply", "-f", e.manifest(netIdlePod("one")+`---
+apiVersion: v1
+kind: Service
+metadata: {name: one, labels: {app: one}}
+spec: {selector: {app: one}, ports: [{port: 80}]}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: keep, labels: {app: other}}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: drop, labels: {app: one}}
+`), "--wait")
+	if r := e.must("get", "pods,svc", "-o", "name"); r.stdout != "pod/one\nservice/one\n" {
+		t.Errorf("get pods,svc -o name: %q", r.stdout)
+	}
+	r := e.must("get", "po,svc,cm")
+	for _, want := range []string{"pod/one ", "service/one ", "configmap/keep ", "\n\nNAME "} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("get po,svc,cm: no %q in\n%s", want, r.stdout)
+		}
+	}
+	if r := e.must("get", "svc,cm", "-l", "app=one", "-o", "name"); r.stdout != "service/one\nconfigmap/drop\n" {
+		t.Errorf("get svc,cm -l: %q", r.stdout)
+	}
+	e.mustFail(
+		failure{[]string{"get", "pods,widgets"}, 1, `the server doesn't have a resource type "widgets"`},
+		failure{[]string{"delete", "svc,cm"}, 1, "resource(s) were provided, but no name was specified"},
+	)
+	if r := e.must("delete", "cm", "-l", "app=one"); r.stdout != "configmap \"drop\" deleted\n" || r.stderr != "" {
+		t.Errorf("delete cm -l: %s", r)
+	}
+	if r := e.must("delete", "svc,cm", "-l", "app=nothing"); r.stdout != "No resources found\n" { // kubectl's, on stdout
+		t.Errorf("delete of nothing: %s", r)
+	}
+	if r := e.must("delete", "all", "--all", "--now"); r.stdout != "pod \"one\" deleted\nservice \"one\" deleted\n" {
+		t.Errorf("delete all --all: %q", r.stdout)
+	}
+	if r := e.must("get", "cm", "-o", "name"); r.stdout != "configmap/keep\n" {
+		t.Errorf("what delete all left: %q", r.stdout)
+	}
+}

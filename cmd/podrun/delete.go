@@ -135,10 +135,47 @@ func runDelete(c *cli.Context) error {
 		}
 	}
 	switch {
+	case len(args) > 0 && !strings.Contains(args[0], "/") && (strings.Contains(args[0], ",") || args[0] == "all"):
+		// Several types (deploy,svc), or kubectl's category all: the named
+		// objects of each, or those -l or --all selects.
+		words := strings.Split(args[0], ",")
+		if args[0] == "all" {
+			words = []string{"pods", "services", "daemonsets", "deployments", "replicasets", "statefulsets", "jobs", "cronjobs"}
+		}
+		names := args[1:]
+		if len(names) == 0 && !c.Bool("all") && sel.empty() {
+			return failed("resource(s) were provided, but no name was specified")
+		}
+		for _, w := range words {
+			if w == "pods" || w == "pod" || w == "po" {
+				if len(names) > 0 {
+					find(ns, names)
+					continue
+				}
+				all, _, err := selectPods(c, nil, c.Bool("all-namespaces"))
+				if err != nil {
+					return err
+				}
+				recs = append(recs, all...)
+				continue
+			}
+			k, ok := store.KindFor(w)
+			if !ok {
+				return failed("the server doesn't have a resource type %q", w)
+			}
+			if len(names) == 0 {
+				objects = append(objects, allObjects(l, k, ns, c.Bool("all-namespaces"), sel.labels)...)
+			}
+			for _, n := range names {
+				objects = append(objects, objectName{k, ns, n})
+			}
+		}
+	case isObject && len(args) == 1 && !sel.empty():
+		objects = allObjects(l, kind, ns, c.Bool("all-namespaces"), sel.labels)
 	case isObject && kind == store.NamespaceKind && c.Bool("all"):
 		return usageError("delete namespaces takes names")
 	case isObject && len(args) == 1 && c.Bool("all"):
-		objects = allObjects(l, kind, ns, c.Bool("all-namespaces"))
+		objects = allObjects(l, kind, ns, c.Bool("all-namespaces"), nil)
 	case isObject:
 		if len(args) < 2 {
 			return usageError("delete %s needs names", args[0])
@@ -182,7 +219,7 @@ func runDelete(c *cli.Context) error {
 		}
 		find(ns, names)
 	}
-	if len(recs) == 0 && len(errs) == 0 && (c.Bool("all") || !sel.empty()) {
+	if len(recs) == 0 && len(objects) == 0 && len(errs) == 0 && (c.Bool("all") || !sel.empty()) {
 		fmt.Println("No resources found")
 	}
 	// Pods stop concurrently, each within its own grace period.

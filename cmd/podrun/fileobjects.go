@@ -130,7 +130,12 @@ func fetchFileObjects(l store.Layout, objs []fileObject) ([]fetched, []error) {
 }
 
 // resourceName is kubectl's lower-case kind in "kind/name" (pod/web, service/db).
-func resourceName(kind string) string { return strings.ToLower(kind) }
+func resourceName(kind string) string {
+	if k, ok := store.KindFor(kind); ok {
+		return k.Resource() // deployment.apps/web
+	}
+	return strings.ToLower(kind)
+}
 
 // getFiles is `get -f FILE...` for files of any kinds, as kubectl prints
 // them: in the table formats one table per kind in the order the kinds first

@@ -85,6 +85,9 @@ func runGet(c *cli.Context) error {
 	ensureOwner(c)
 	ensureControllers(c)
 	if args := c.Args().Slice(); len(args) > 0 {
+		if strings.Contains(args[0], ",") && !strings.Contains(args[0], "/") {
+			return getKinds(c, strings.Split(args[0], ","), args[1:])
+		}
 		if k, names, ok := kindSlashNames(args); ok {
 			return getObjects(c, k, names)
 		}
@@ -399,4 +402,68 @@ func (pr *podPrinter) sort(pods []*corev1.Pod) error {
 	}
 	sort.SliceStable(pods, func(i, k int) bool { return less(keys[pods[i]], keys[pods[k]]) })
 	return nil
+}
+
+// getKinds is `get TYPE1,TYPE2... [NAME...]`: the objects of each type,
+// named or all of them (-l, -A), as kubectl prints several types: one table
+// per type, names prefixed with their type, or one List.
+func getKinds(c *cli.Context, words, names []string) error {
+	if c.Bool("watch") || c.Bool("watch-only") {
+		return usageError("get -w watches one type at a time")
+	}
+	l := layout(c)
+	ns := namespace(c)
+	allNS := c.Bool("all-namespaces")
+	sel, err := parseSelectors(c)
+	if err != nil {
+		return err
+	}
+	var objs []fileObject
+	for _, w := range words {
+		if w == "pods" || w == "pod" || w == "po" {
+			if len(names) > 0 {
+				for _, n := range names {
+					objs = append(objs, fileObject{kind: "Pod", namespace: ns, name: n})
+				}
+				continue
+			}
+			recs, _, err := selectPods(c, nil, allNS)
+			if err != nil {
+				return err
+			}
+			for _, r := range recs {
+				objs = append(objs, fileObject{kind: "Pod", namespace: r.Pod.Namespace, name: r.Pod.Name})
+			}
+			continue
+		}
+		k, ok := store.KindFor(w)
+		if !ok {
+			return failed("the server doesn't have a resource type %q", w)
+		}
+		scope := ns
+		if k.ClusterScoped {
+			scope = ""
+		}
+		if len(names) > 0 {
+			for _, n := range names {
+				objs = append(objs, fileObject{kind: k.Name, namespace: scope, name: n})
+			}
+			continue
+		}
+		if allNS {
+			scope = ""
+		}
+		list, err := objectsFor(l, k, scope, sel.labels)
+		if err != nil {
+			return err
+		}
+		for _, t := range list {
+			objs = append(objs, fileObject{kind: k.Name, namespace: t.namespace, name: t.name})
+		}
+	}
+	if len(objs) == 0 {
+		noResources(c)
+		return nil
+	}
+	return getFiles(c, objs)
 }

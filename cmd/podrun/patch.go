@@ -98,9 +98,6 @@ func runPatch(c *cli.Context) error {
 		return err
 	}
 	resource := resourceName(obj.kind)
-	if k, ok := store.KindFor(obj.kind); ok {
-		resource = k.Resource()
-	}
 	var patchBytes []byte
 	if file != "" {
 		if patchBytes, err = os.ReadFile(file); err != nil {

@@ -112,14 +112,16 @@ func isEndpoints(word string) bool {
 }
 
 // allObjects names every stored object of a kind (delete svc --all).
-func allObjects(l store.Layout, k *store.Kind, ns string, allNS bool) []objectName {
-	if allNS {
+func allObjects(l store.Layout, k *store.Kind, ns string, allNS bool, sel labels.Selector) []objectName {
+	if allNS || k.ClusterScoped {
 		ns = ""
 	}
 	list, _ := l.List(k, ns)
 	var out []objectName
 	for _, o := range list {
-		out = append(out, objectName{k, o.GetNamespace(), o.GetName()})
+		if sel == nil || sel.Matches(labels.Set(o.GetLabels())) {
+			out = append(out, objectName{k, o.GetNamespace(), o.GetName()})
+		}
 	}
 	return out
 }

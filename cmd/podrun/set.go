@@ -10,8 +10,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-
-	"github.com/podrun/podrun/store"
 )
 
 // setCommand is kubectl set (pkg/cmd/set); podrun has its image verb.
@@ -92,9 +90,6 @@ func runSetImage(c *cli.Context) error {
 	var errs []string
 	for _, t := range targets {
 		resource := resourceName(t.kind)
-		if k, ok := store.KindFor(t.kind); ok {
-			resource = k.Resource()
-		}
 		found, missing := fetchFileObjects(l, []fileObject{t})
 		if len(missing) > 0 {
 			errs = append(errs, missing[0].Error())
