@@ -109,6 +109,27 @@ func TestCgroupsPodAndContainerValues(t *testing.T) {
 			requests: map[string]string{"cpu": "150m", "memory": "64Mi"},
 			limits:   map[string]string{"cpu": "300m"},
 		},
+		{
+			// Pod-level resources (PodLevelResources): the pod cgroup takes
+			// spec.resources' limits whatever the containers declare; the pod's
+			// requests default to the containers' aggregate (memory 64Mi, from
+			// the capped container's limit) or, without one, to the pod limit
+			// (cpu 500m). Requests below the limits: Burstable.
+			name: "pod-level-resources",
+			spec: `
+  resources: {limits: {cpu: 500m, memory: 128Mi}}
+  containers:
+  - {name: free, image: busybox:1.28, command: ` + netIdle + `}
+  - {name: capped, image: busybox:1.28, command: ` + netIdle + `, resources: {limits: {memory: 64Mi}}}`,
+			qos: corev1.PodQOSBurstable,
+			pod: cgLimits{shares: 512, quota: 50000, period: 100000, memory: 128 << 20},
+			containers: map[string]cgLimits{
+				"free":   cgNoLimits,
+				"capped": {shares: 2, quota: -1, period: -1, memory: 64 << 20},
+			},
+			requests: map[string]string{"cpu": "500m", "memory": "64Mi"},
+			limits:   map[string]string{"cpu": "500m", "memory": "128Mi"},
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := cgSubEnv(e, t)

@@ -11,9 +11,6 @@ const DefaultNamespace = "default"
 // SetDefaults applies the defaults the API server sets on a Pod it creates
 // (pkg/apis/core/v1/defaults.go and the generated SetObjectDefaults_Pod),
 // plus the namespace kubectl would send. It is idempotent.
-//
-// Pod-level resource defaulting (feature PodLevelResources) is not done:
-// spec.resources is not supported by podrun and is rejected by Validate.
 func SetDefaults(pod *corev1.Pod) {
 	if pod.APIVersion == "" && pod.Kind == "" {
 		pod.APIVersion, pod.Kind = "v1", "Pod"
@@ -29,6 +26,8 @@ func SetDefaults(pod *corev1.Pod) {
 			defaultRequestsFromLimits(&cs[i].Resources)
 		}
 	}
+	// Pod-level requests after the containers' (defaultPodRequests).
+	defaultPodRequests(pod)
 	if spec.EnableServiceLinks == nil {
 		spec.EnableServiceLinks = ptrTo(corev1.DefaultEnableServiceLinks)
 	}
@@ -349,3 +348,32 @@ func AdmitDefaultTolerationSeconds(pod *corev1.Pod) {
 
 // ptrTo returns a pointer to a copy of v.
 func ptrTo[T any](v T) *T { return &v }
+
+// defaultPodRequests is SetDefaults_Pod's defaultPodRequests (feature
+// PodLevelResources): once spec.resources sets limits, a pod-level request it
+// does not set becomes the containers' aggregate request for that resource,
+// or, when no container requests it, the pod-level limit.
+func defaultPodRequests(pod *corev1.Pod) {
+	r := pod.Spec.Resources
+	if r == nil || len(r.Limits) == 0 {
+		return
+	}
+	reqs := r.Requests
+	if reqs == nil {
+		reqs = corev1.ResourceList{}
+	}
+	for name, q := range aggregate(pod, func(c *corev1.Container) corev1.ResourceList { return c.Resources.Requests }) {
+		// (cpu and memory, the pod-level resources, are overcommittable.)
+		if _, ok := reqs[name]; !ok && isPodLevelResource(name) {
+			reqs[name] = q.DeepCopy()
+		}
+	}
+	for name, q := range r.Limits {
+		if _, ok := reqs[name]; !ok && isPodLevelResource(name) {
+			reqs[name] = q.DeepCopy()
+		}
+	}
+	if len(reqs) > 0 {
+		r.Requests = reqs
+	}
+}

@@ -406,7 +406,8 @@ func formatMap(m map[string]string) string {
 // ResourceFieldRefValue is the value of a resourceFieldRef as the kubelet
 // computes it: the named container's (or c's) request or limit divided by the
 // divisor (default 1) and rounded up; a missing or zero cpu, memory or
-// ephemeral-storage limit is replaced by the node's allocatable amount.
+// ephemeral-storage limit is replaced by the pod-level limit, if any, else
+// by the node's allocatable amount.
 func ResourceFieldRefValue(pod *corev1.Pod, c *corev1.Container, ref *corev1.ResourceFieldSelector, rt RuntimeInfo) (string, error) {
 	target := c
 	if ref.ContainerName != "" {
@@ -422,9 +423,14 @@ func ResourceFieldRefValue(pod *corev1.Pod, c *corev1.Container, ref *corev1.Res
 	for k, v := range target.Resources.Limits {
 		limits[k] = v.DeepCopy()
 	}
+	podLimits := podLevel(pod, true)
 	for _, name := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory, corev1.ResourceEphemeralStorage} {
 		if q, ok := limits[name]; !ok || q.IsZero() {
-			if a, ok := rt.NodeAllocatable[name]; ok {
+			// The pod-level limit bounds a container that declares none
+			// (PodLevelResources), else the node's allocatable does.
+			if p, ok := podLimits[name]; ok && !p.IsZero() {
+				limits[name] = p
+			} else if a, ok := rt.NodeAllocatable[name]; ok {
 				limits[name] = a.DeepCopy()
 			}
 		}

@@ -60,11 +60,43 @@ func maxResources(list, other corev1.ResourceList) {
 	}
 }
 
+// isPodLevelResource is component-helpers' IsSupportedPodLevelResource: the
+// resources spec.resources may set (feature PodLevelResources).
+func isPodLevelResource(name corev1.ResourceName) bool {
+	return name == corev1.ResourceCPU || name == corev1.ResourceMemory
+}
+
+// podLevel is spec.resources' requests or limits of the resources a pod may
+// set at pod level (IsPodLevelRequestsSet, IsPodLevelLimitsSet), nil if none.
+func podLevel(pod *corev1.Pod, limits bool) corev1.ResourceList {
+	if pod.Spec.Resources == nil {
+		return nil
+	}
+	list := pod.Spec.Resources.Requests
+	if limits {
+		list = pod.Spec.Resources.Limits
+	}
+	var out corev1.ResourceList
+	for name, q := range list {
+		if isPodLevelResource(name) {
+			if out == nil {
+				out = corev1.ResourceList{}
+			}
+			out[name] = q.DeepCopy()
+		}
+	}
+	return out
+}
+
 // EffectiveRequests is the pod's request for every resource any container
 // requests, as resource.PodRequests computes it (sidecars counted as in
-// Kubernetes 1.29+, pod overhead added).
+// Kubernetes 1.29+; the pod-level requests of spec.resources in place of
+// the containers' for cpu and memory; pod overhead added).
 func EffectiveRequests(pod *corev1.Pod) corev1.ResourceList {
 	reqs := aggregate(pod, func(c *corev1.Container) corev1.ResourceList { return c.Resources.Requests })
+	for name, q := range podLevel(pod, false) {
+		reqs[name] = q // applyPodLevelResources
+	}
 	addResources(reqs, pod.Spec.Overhead)
 	return reqs
 }
@@ -83,6 +115,12 @@ func EffectiveLimits(pod *corev1.Pod) corev1.ResourceList {
 			delete(limits, name)
 		}
 	}
+	// A pod-level limit bounds the pod whatever its containers declare.
+	for name, q := range podLevel(pod, true) {
+		if !q.IsZero() {
+			limits[name] = q
+		}
+	}
 	for name, q := range pod.Spec.Overhead {
 		if v, ok := limits[name]; ok && !v.IsZero() {
 			v.Add(q)
@@ -98,6 +136,9 @@ func EffectiveLimits(pod *corev1.Pod) corev1.ResourceList {
 // compares a pod's ephemeral-storage use with it.
 func SummedLimits(pod *corev1.Pod) corev1.ResourceList {
 	limits := aggregate(pod, func(c *corev1.Container) corev1.ResourceList { return c.Resources.Limits })
+	for name, q := range podLevel(pod, true) {
+		limits[name] = q
+	}
 	for name, q := range pod.Spec.Overhead {
 		if v, ok := limits[name]; ok {
 			v.Add(q)
@@ -127,37 +168,49 @@ func allContainersLimit(pod *corev1.Pod, name corev1.ResourceName) bool {
 // declared a non-zero cpu and memory limit, as the kubelet's
 // ResourceConfigForPod computes cpuLimitsDeclared and memoryLimitsDeclared: a
 // Burstable pod's cgroup gets a CPU quota or memory limit only then.
+// A pod-level limit declares the limit for the pod, as ResourceConfigForPod
+// does with PodLevelResources.
 func LimitsDeclared(pod *corev1.Pod) (cpu, memory bool) {
-	return allContainersLimit(pod, corev1.ResourceCPU), allContainersLimit(pod, corev1.ResourceMemory)
+	lim := podLevel(pod, true)
+	c, m := lim[corev1.ResourceCPU], lim[corev1.ResourceMemory]
+	return allContainersLimit(pod, corev1.ResourceCPU) || !c.IsZero(), allContainersLimit(pod, corev1.ResourceMemory) || !m.IsZero()
 }
 
 // QOSClass is the pod's quality of service class, exactly as
-// pkg/apis/core/v1/helper/qos GetPodQOS computes it from the containers.
+// pkg/apis/core/v1/helper/qos GetPodQOS computes it: from spec.resources
+// when the pod sets it (PodLevelResources), else from the containers.
 func QOSClass(pod *corev1.Pod) corev1.PodQOSClass {
 	requests := corev1.ResourceList{}
 	limits := corev1.ResourceList{}
 	zero := resource.MustParse("0")
 	guaranteed := true
-	var all []corev1.Container
-	all = append(all, pod.Spec.Containers...)
-	all = append(all, pod.Spec.InitContainers...)
-	for _, c := range all {
-		for name, q := range c.Resources.Requests {
-			if !isQOSResource(name) || q.Cmp(zero) != 1 {
-				continue
-			}
-			addResources(requests, corev1.ResourceList{name: q})
-		}
+	// add sums the positive cpu and memory quantities of l into to, and says
+	// whether l limits both.
+	add := func(to, l corev1.ResourceList) bool {
 		found := map[corev1.ResourceName]bool{}
-		for name, q := range c.Resources.Limits {
+		for name, q := range l {
 			if !isQOSResource(name) || q.Cmp(zero) != 1 {
 				continue
 			}
 			found[name] = true
-			addResources(limits, corev1.ResourceList{name: q})
+			addResources(to, corev1.ResourceList{name: q})
 		}
-		if !found[corev1.ResourceCPU] || !found[corev1.ResourceMemory] {
+		return found[corev1.ResourceCPU] && found[corev1.ResourceMemory]
+	}
+	if pod.Spec.Resources != nil {
+		add(requests, pod.Spec.Resources.Requests)
+		if len(pod.Spec.Resources.Limits) > 0 && !add(limits, pod.Spec.Resources.Limits) {
 			guaranteed = false
+		}
+	} else {
+		var all []corev1.Container
+		all = append(all, pod.Spec.Containers...)
+		all = append(all, pod.Spec.InitContainers...)
+		for _, c := range all {
+			add(requests, c.Resources.Requests)
+			if !add(limits, c.Resources.Limits) {
+				guaranteed = false
+			}
 		}
 	}
 	if len(requests) == 0 && len(limits) == 0 {

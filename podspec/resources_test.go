@@ -239,3 +239,90 @@ func TestIsSidecar(t *testing.T) {
 		}
 	}
 }
+
+// Pod-level resources (PodLevelResources): defaultPodRequests, then the pod
+// values, the limits declared for the pod cgroup and the QoS class come from
+// spec.resources for cpu and memory; the containers' count for the rest.
+func TestPodLevelResources(t *testing.T) {
+	for _, c := range []struct {
+		name                 string
+		pod                  corev1.ResourceRequirements
+		containers           []corev1.Container
+		requests, limits     string // after defaulting
+		effReqs, effLims     string
+		cpuDeclared, memDecl bool
+		qos                  corev1.PodQOSClass
+	}{
+		{
+			name:       "limits only: requests default to them, Guaranteed",
+			pod:        corev1.ResourceRequirements{Limits: rl("cpu=1", "memory=128Mi")},
+			containers: []corev1.Container{ctr("a", nil, nil), ctr("b", nil, nil)},
+			requests:   "cpu=1 memory=128Mi", limits: "cpu=1 memory=128Mi",
+			effReqs: "cpu=1 memory=128Mi", effLims: "cpu=1 memory=128Mi",
+			cpuDeclared: true, memDecl: true, qos: corev1.PodQOSGuaranteed,
+		},
+		{
+			name:       "a container's request is the default of the pod's",
+			pod:        corev1.ResourceRequirements{Limits: rl("cpu=2", "memory=1Gi")},
+			containers: []corev1.Container{ctr("a", rl("cpu=500m", "ephemeral-storage=1Gi"), nil), ctr("b", nil, nil)},
+			requests:   "cpu=500m memory=1Gi", limits: "cpu=2 memory=1Gi",
+			effReqs: "cpu=500m ephemeral-storage=1Gi memory=1Gi", effLims: "cpu=2 memory=1Gi",
+			cpuDeclared: true, memDecl: true, qos: corev1.PodQOSBurstable,
+		},
+		{
+			name:       "requests only: no limit for the pod cgroup, Burstable whatever the containers",
+			pod:        corev1.ResourceRequirements{Requests: rl("memory=64Mi")},
+			containers: []corev1.Container{ctr("a", rl("cpu=1", "memory=64Mi"), rl("cpu=1", "memory=64Mi"))},
+			requests:   "memory=64Mi", limits: "",
+			effReqs: "cpu=1 memory=64Mi", effLims: "cpu=1 memory=64Mi",
+			cpuDeclared: true, memDecl: true, qos: corev1.PodQOSBurstable,
+		},
+		{
+			name:       "a memory limit only: cpu from the containers",
+			pod:        corev1.ResourceRequirements{Limits: rl("memory=256Mi")},
+			containers: []corev1.Container{ctr("a", rl("cpu=100m"), nil)},
+			requests:   "cpu=100m memory=256Mi", limits: "memory=256Mi",
+			effReqs: "cpu=100m memory=256Mi", effLims: "memory=256Mi",
+			cpuDeclared: false, memDecl: true, qos: corev1.PodQOSBurstable,
+		},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			pod := &corev1.Pod{Spec: corev1.PodSpec{Containers: c.containers, Resources: c.pod.DeepCopy()}}
+			SetDefaults(pod)
+			if got := rlString(pod.Spec.Resources.Requests); got != c.requests {
+				t.Errorf("defaulted pod-level requests %q, want %q", got, c.requests)
+			}
+			if got := rlString(pod.Spec.Resources.Limits); got != c.limits {
+				t.Errorf("pod-level limits %q, want %q", got, c.limits)
+			}
+			if got := rlString(EffectiveRequests(pod)); got != c.effReqs {
+				t.Errorf("EffectiveRequests %q, want %q", got, c.effReqs)
+			}
+			if got := rlString(EffectiveLimits(pod)); got != c.effLims {
+				t.Errorf("EffectiveLimits %q, want %q", got, c.effLims)
+			}
+			if cpu, mem := LimitsDeclared(pod); cpu != c.cpuDeclared || mem != c.memDecl {
+				t.Errorf("LimitsDeclared %v %v, want %v %v", cpu, mem, c.cpuDeclared, c.memDecl)
+			}
+			if got := QOSClass(pod); got != c.qos {
+				t.Errorf("QOSClass %s, want %s", got, c.qos)
+			}
+		})
+	}
+	// The downward API: a container without a limit reads the pod's.
+	pod := &corev1.Pod{Spec: corev1.PodSpec{
+		Containers: []corev1.Container{ctr("a", nil, nil), ctr("b", nil, rl("memory=32Mi"))},
+		Resources:  &corev1.ResourceRequirements{Limits: rl("cpu=1500m", "memory=128Mi")},
+	}}
+	SetDefaults(pod)
+	rt := RuntimeInfo{NodeAllocatable: rl("cpu=8", "memory=16Gi", "ephemeral-storage=100Gi")}
+	for _, want := range []struct{ container, res, value string }{
+		{"a", "limits.cpu", "2"}, {"a", "limits.memory", "134217728"}, {"b", "limits.memory", "33554432"}, {"a", "limits.ephemeral-storage", "107374182400"},
+	} {
+		c := findContainer(pod, want.container)
+		got, err := ResourceFieldRefValue(pod, c, &corev1.ResourceFieldSelector{Resource: want.res}, rt)
+		if err != nil || got != want.value {
+			t.Errorf("%s of %s: %q %v, want %q", want.res, want.container, got, err, want.value)
+		}
+	}
+}

@@ -35,7 +35,7 @@ var Unsupported = []UnsupportedField{
 	{Kind: "Pod", Path: "spec.hostUsers", When: "false", Reason: "user namespaces are not supported", match: boolIs(false)},
 	{Kind: "Pod", Path: "spec.runtimeClassName", Reason: "there is one runtime, runc"},
 	{Kind: "Pod", Path: "spec.overhead", Reason: "pod overhead comes from a RuntimeClass"},
-	{Kind: "Pod", Path: "spec.resources", Reason: "pod-level resources are not supported; set them on the containers"},
+	{Kind: "Pod", Path: "spec.resources.{requests,limits}", When: "hugepages-*", Reason: "pod-level hugepages are not supported; set them on the containers", match: hasHugePages},
 	{Kind: "Pod", Path: "spec.resourceClaims", Reason: "dynamic resource allocation needs a cluster"},
 	{Kind: "Pod", Path: "spec.schedulingGates", Reason: "there is no scheduler to remove the gates, the pod would never start"},
 	{Kind: "Pod", Path: "spec.readinessGates", Reason: "readiness gates are set by cluster controllers, the pod would never be Ready"},
@@ -73,6 +73,19 @@ func isSet(v reflect.Value) bool {
 		return !v.IsNil()
 	}
 	return !v.IsZero()
+}
+
+// hasHugePages matches a resource list with a hugepages-* entry.
+func hasHugePages(v reflect.Value) bool {
+	if v.Kind() != reflect.Map {
+		return false
+	}
+	for _, k := range v.MapKeys() {
+		if strings.HasPrefix(k.String(), corev1.ResourceHugePagesPrefix) {
+			return true
+		}
+	}
+	return false
 }
 
 func stringIs(want string) func(reflect.Value) bool {

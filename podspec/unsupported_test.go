@@ -12,6 +12,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
@@ -80,6 +81,8 @@ func trigger(when string) func(reflect.Value) {
 			v = v.Elem()
 		}
 		switch {
+		case when == "hugepages-*":
+			v.Set(reflect.ValueOf(corev1.ResourceList{"hugepages-2Mi": resource.MustParse("2Mi")}))
 		case when == "true" || when == "false":
 			v.SetBool(when == "true")
 		case when == "> 1":
@@ -109,6 +112,8 @@ func allowed(when string) func(reflect.Value) {
 			v = v.Elem()
 		}
 		switch when {
+		case "hugepages-*":
+			v.Set(reflect.ValueOf(corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}))
 		case "true", "false":
 			v.SetBool(when != "true")
 		case "> 1":

@@ -323,7 +323,7 @@ func validatePodSpec(spec *corev1.PodSpec, fldPath *field.Path) field.ErrorList 
 	errs = append(errs, validateContainers(spec.Containers, vols, podClaimNames, gracePeriod, fldPath.Child("containers"), spec.RestartPolicy, hostUsers)...)
 	errs = append(errs, validateInitContainers(spec.InitContainers, spec.Containers, vols, podClaimNames, gracePeriod, fldPath.Child("initContainers"), spec.RestartPolicy, hostUsers)...)
 	if spec.Resources != nil {
-		errs = append(errs, validatePodResources(spec.Resources, fldPath.Child("resources"))...)
+		errs = append(errs, validatePodResources(spec, fldPath.Child("resources"))...)
 	}
 	errs = append(errs, validatePodHostNetworkDeps(spec, fldPath)...)
 	errs = append(errs, validateRestartPolicy(spec.RestartPolicy, fldPath.Child("restartPolicy"))...)
@@ -542,8 +542,11 @@ func validatePodResourceClaims(claims []corev1.PodResourceClaim, fldPath *field.
 }
 
 // validatePodResources checks pod-level resources (feature PodLevelResources)
-// for well-formedness; podrun rejects the field anyway (Unsupported).
-func validatePodResources(r *corev1.ResourceRequirements, fldPath *field.Path) field.ErrorList {
+// as validatePodResources does: well-formed, then consistent with the
+// containers' (validatePodResourceConsistency): the pod-level requests cover
+// the containers' aggregate requests, no container's limit exceeds the pod's.
+func validatePodResources(spec *corev1.PodSpec, fldPath *field.Path) field.ErrorList {
+	r := spec.Resources
 	var errs field.ErrorList
 	if r.Claims != nil {
 		errs = append(errs, field.Forbidden(fldPath.Child("claims"), "claims cannot be set for Resources at pod-level"))
@@ -558,7 +561,22 @@ func validatePodResources(r *corev1.ResourceRequirements, fldPath *field.Path) f
 		}
 		return nil
 	}
-	return append(errs, validateResourceRequirements(r, podResourceName, nil, fldPath)...)
+	errs = append(errs, validateResourceRequirements(r, podResourceName, nil, fldPath)...)
+	agg := aggregate(&corev1.Pod{Spec: *spec}, func(c *corev1.Container) corev1.ResourceList { return c.Resources.Requests })
+	for _, name := range sortedResourceNames(agg) {
+		if want, req := agg[name], r.Requests[name]; !req.IsZero() && want.Cmp(req) > 0 {
+			errs = append(errs, field.Invalid(fldPath.Child("requests").Key(string(name)), req.String(), fmt.Sprintf("must be greater than or equal to aggregate container requests of %s", want.String())))
+		}
+	}
+	for _, c := range spec.Containers {
+		for _, name := range sortedResourceNames(c.Resources.Limits) {
+			lim := c.Resources.Limits[name]
+			if podLim, ok := r.Limits[name]; ok && lim.Cmp(podLim) > 0 {
+				errs = append(errs, field.Invalid(fldPath.Child("limits").Key(string(name)), lim.String(), fmt.Sprintf("must be less than or equal to pod limits of %s", podLim.String())))
+			}
+		}
+	}
+	return errs
 }
 
 // --- volumes ---

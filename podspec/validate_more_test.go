@@ -144,7 +144,21 @@ func TestValidateMore(t *testing.T) {
 			p.Spec.Resources = &corev1.ResourceRequirements{Limits: rl("cpu=1", "ephemeral-storage=1Gi")}
 		}, want: []string{
 			`spec.resources.limits[ephemeral-storage]: Unsupported value: "ephemeral-storage": supported values: "cpu", "hugepages-", "memory"`,
-			`spec.resources: Forbidden: not supported by podrun: pod-level resources are not supported; set them on the containers`,
+		}},
+		{name: "pod-level resources below the containers'", mutate: func(p *corev1.Pod) {
+			p.Spec.Containers[0].Resources = corev1.ResourceRequirements{Requests: rl("cpu=2"), Limits: rl("memory=1Gi")}
+			p.Spec.Resources = &corev1.ResourceRequirements{Requests: rl("cpu=1"), Limits: rl("cpu=4", "memory=512Mi")}
+		}, want: []string{
+			// The pod's memory request defaults to the container's (1Gi).
+			`spec.resources.requests: Invalid value: "1Gi": must be less than or equal to memory limit of 512Mi`,
+			`spec.resources.requests[cpu]: Invalid value: "1": must be greater than or equal to aggregate container requests of 2`,
+			`spec.resources.limits[memory]: Invalid value: "1Gi": must be less than or equal to pod limits of 512Mi`,
+		}},
+		{name: "pod-level hugepages", mutate: func(p *corev1.Pod) {
+			p.Spec.Resources = &corev1.ResourceRequirements{Requests: rl("memory=1Gi", "hugepages-2Mi=2Mi"), Limits: rl("memory=1Gi", "hugepages-2Mi=2Mi")}
+		}, want: []string{
+			`spec.resources.requests: Forbidden: not supported by podrun: pod-level hugepages are not supported; set them on the containers`,
+			`spec.resources.limits: Forbidden: not supported by podrun: pod-level hugepages are not supported; set them on the containers`,
 		}},
 		{name: "scheduling gates", mutate: func(p *corev1.Pod) {
 			p.Spec.SchedulingGates = []corev1.PodSchedulingGate{{Name: "example.com/gate"}, {Name: "example.com/gate"}}
