@@ -265,6 +265,9 @@ metadata: {name: drop, labels: {app: one}}
 	if r := e.must("get", "svc,cm", "-l", "app=one", "-o", "name"); r.stdout != "service/one\nconfigmap/drop\n" {
 		t.Errorf("get svc,cm -l: %q", r.stdout)
 	}
+	if r := e.must("describe", "pods,svc", "one"); strings.Count(r.stdout, "\nName:") != 1 || !strings.HasPrefix(r.stdout, "Name:") || !strings.Contains(r.stdout, "Selector:") || !strings.Contains(r.stdout, "Containers:") {
+		t.Errorf("describe pods,svc one:\n%s", r.stdout)
+	}
 	e.mustFail(
 		failure{[]string{"get", "pods,widgets"}, 1, `the server doesn't have a resource type "widgets"`},
 		failure{[]string{"delete", "svc,cm"}, 1, "resource(s) were provided, but no name was specified"},

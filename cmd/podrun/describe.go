@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -31,6 +32,13 @@ func describeCommand() *cli.Command {
 		Flags: append(filenameFlags("the objects of this manifest"), selectorFlags()...),
 		Action: func(c *cli.Context) error {
 			if args := c.Args().Slice(); len(args) > 0 {
+				if strings.Contains(args[0], ",") && !strings.Contains(args[0], "/") {
+					objs, err := kindsObjects(c, strings.Split(args[0], ","), args[1:])
+					if err != nil || len(objs) == 0 {
+						return err
+					}
+					return describeFiles(c, objs)
+				}
 				if k, ok := store.KindFor(args[0]); ok && k == store.ServiceKind {
 					return describeServices(c, args[1:])
 				}

@@ -405,18 +405,29 @@ func (pr *podPrinter) sort(pods []*corev1.Pod) error {
 }
 
 // getKinds is `get TYPE1,TYPE2... [NAME...]`: the objects of each type,
-// named or all of them (-l, -A), as kubectl prints several types: one table
-// per type, names prefixed with their type, or one List.
+// as kubectl prints several types: one table per type, names prefixed with
+// their type, or one List.
 func getKinds(c *cli.Context, words, names []string) error {
 	if c.Bool("watch") || c.Bool("watch-only") {
 		return usageError("get -w watches one type at a time")
 	}
+	objs, err := kindsObjects(c, words, names)
+	if err != nil || len(objs) == 0 {
+		return err
+	}
+	return getFiles(c, objs)
+}
+
+// kindsObjects are the objects of each type words names: those named, else
+// all that -l selects in the namespace (or every one with -A); none is
+// kubectl's "No resources found".
+func kindsObjects(c *cli.Context, words, names []string) ([]fileObject, error) {
 	l := layout(c)
 	ns := namespace(c)
 	allNS := c.Bool("all-namespaces")
 	sel, err := parseSelectors(c)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var objs []fileObject
 	for _, w := range words {
@@ -429,7 +440,7 @@ func getKinds(c *cli.Context, words, names []string) error {
 			}
 			recs, _, err := selectPods(c, nil, allNS)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			for _, r := range recs {
 				objs = append(objs, fileObject{kind: "Pod", namespace: r.Pod.Namespace, name: r.Pod.Name})
@@ -438,7 +449,7 @@ func getKinds(c *cli.Context, words, names []string) error {
 		}
 		k, ok := store.KindFor(w)
 		if !ok {
-			return failed("the server doesn't have a resource type %q", w)
+			return nil, failed("the server doesn't have a resource type %q", w)
 		}
 		scope := ns
 		if k.ClusterScoped {
@@ -455,7 +466,7 @@ func getKinds(c *cli.Context, words, names []string) error {
 		}
 		list, err := objectsFor(l, k, scope, sel.labels)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		for _, t := range list {
 			objs = append(objs, fileObject{kind: k.Name, namespace: t.namespace, name: t.name})
@@ -463,7 +474,6 @@ func getKinds(c *cli.Context, words, names []string) error {
 	}
 	if len(objs) == 0 {
 		noResources(c)
-		return nil
 	}
-	return getFiles(c, objs)
+	return objs, nil
 }
