@@ -285,3 +285,44 @@ metadata: {name: drop, labels: {app: one}}
 		t.Errorf("what delete all left: %q", r.stdout)
 	}
 }
+
+// expose: kubectl's Service for a Deployment (its selector and ports, or
+// --port and --target-port), with endpoints from its pods.
+func TestCLIExpose(t *testing.T) {
+	e := newCLIEnv(t)
+	e.must("apply", "-f", e.manifest(`
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, labels: {team: a}}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec: {containers: [{name: c, image: busybox:1.28, command: `+netIdle+`, ports: [{containerPort: 8080}]}]}
+`), "--wait")
+	if r := e.must("expose", "deployment", "web", "--port=80", "--target-port=8080"); r.stdout != "service/web exposed\n" {
+		t.Errorf("expose: %q", r.stdout)
+	}
+	if got := e.must("get", "svc", "web", "-o", "jsonpath={.spec.selector.app} {.spec.ports[0].port}/{.spec.ports[0].targetPort}/{.spec.ports[0].protocol} {.metadata.labels.team}").stdout; got != "web 80/8080/TCP a" {
+		t.Errorf("the exposed Service: %q", got)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(e.must("get", "endpoints", "web").stdout, ":8080") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no endpoint for the exposed Deployment: %s", e.must("get", "endpoints", "web").stdout)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	// Without --port: the containers' ports.
+	e.must("expose", "deploy/web", "--name", "web2", "--type", "NodePort")
+	if got := e.must("get", "svc", "web2", "-o", "jsonpath={.spec.type} {.spec.ports[0].port}/{.spec.ports[0].targetPort}").stdout; got != "NodePort 8080/8080" {
+		t.Errorf("expose without --port: %q", got)
+	}
+	e.must("apply", "-f", e.manifest(netIdlePod("noports")))
+	e.mustFail(
+		failure{[]string{"expose", "deployment", "web"}, 1, `services "web" already exists`},
+		failure{[]string{"expose", "pod", "noports", "--selector", "a=b"}, 1, "couldn't find port via --port flag or introspection"},
+		failure{[]string{"expose", "configmap", "x"}, 1, `configmaps "x" not found`},
+	)
+}

@@ -117,7 +117,7 @@ func createNamespaceCommand() *cli.Command {
 				return err
 			}
 			ns := &corev1.Namespace{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"}, ObjectMeta: metav1.ObjectMeta{Name: name}}
-			return createGenerated(c, store.NamespaceKind, "namespace", ns)
+			return createGenerated(c, store.NamespaceKind, "namespace", ns, "created")
 		},
 	}
 }
@@ -177,7 +177,7 @@ func runCreateConfigMap(c *cli.Context) error {
 		}
 		cm.Name += "-" + h
 	}
-	return createGenerated(c, store.ConfigMapKind, "configmap", cm)
+	return createGenerated(c, store.ConfigMapKind, "configmap", cm, "created")
 }
 
 func runCreateSecretGeneric(c *cli.Context) error {
@@ -279,7 +279,7 @@ func createSecret(c *cli.Context, s *corev1.Secret) error {
 		}
 		s.Name += "-" + h
 	}
-	return createGenerated(c, store.SecretKind, "secret", s)
+	return createGenerated(c, store.SecretKind, "secret", s, "created")
 }
 
 // sourcesName is the NAME of create configmap and create secret generic,
@@ -452,8 +452,9 @@ func objectHash(v map[string]any) (string, error) {
 
 // createGenerated stores the generated object as apply stores one (kubectl
 // create fails when it exists: "failed to create configmap: configmaps "x"
-// already exists"), or prints it.
-func createGenerated(c *cli.Context, k *store.Kind, resource string, obj store.Object) error {
+// already exists") and says so ("configmap/x created", done being the
+// verb's word), or prints it.
+func createGenerated(c *cli.Context, k *store.Kind, resource string, obj store.Object, done string) error {
 	dryRun := c.String("dry-run")
 	switch dryRun {
 	case "none", "client", "server":
@@ -491,7 +492,7 @@ func createGenerated(c *cli.Context, k *store.Kind, resource string, obj store.O
 	}
 	if output == "" {
 		suffix := map[string]string{"none": "", "client": " (dry run)", "server": " (server dry run)"}[dryRun]
-		fmt.Printf("%s/%s created%s\n", resource, obj.GetName(), suffix)
+		fmt.Printf("%s/%s %s%s\n", resource, obj.GetName(), done, suffix)
 		return nil
 	}
 	if dryRun != "none" {

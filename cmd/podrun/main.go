@@ -109,6 +109,7 @@ func newApp() *cli.App {
 			replaceCommand(),
 			diffCommand(),
 			portForwardCommand(),
+			exposeCommand(),
 			annotateCommand(),
 		},
 	}
