@@ -177,6 +177,23 @@ func (e *env) podrunIn(stdin string, args ...string) result {
 	return r
 }
 
+// eventually polls until the output of the command args is want (or holds
+// want, with contains), for at most 30 s; else the test fails with it.
+func (e *env) eventually(want string, contains bool, args ...string) {
+	e.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		got := e.must(args...).stdout
+		if got == want || (contains && strings.Contains(got, want)) {
+			return
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatalf("podrun %v: %q after 30s, want %q", args, got, want)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
 // failure is a command that must fail: its exit code and a part of its
 // message on stderr, its prefix never doubled ("error: error:").
 type failure struct {

@@ -3,7 +3,6 @@ package integration
 import (
 	"strings"
 	"testing"
-	"time"
 )
 
 // patch: kubectl's three patch types over what get -o json shows, applied
@@ -39,13 +38,7 @@ spec:
 		t.Errorf("label and restarts after the patch: %q", got)
 	}
 	// The Service's endpoints follow the patched label.
-	deadline := time.Now().Add(30 * time.Second)
-	for !strings.Contains(get("endpoints", "websvc"), ":80") {
-		if time.Now().After(deadline) {
-			t.Fatalf("the Service has no endpoint after the label patch: %s", get("endpoints", "websvc"))
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	e.eventually(":80", true, "get", "endpoints", "websvc")
 	// A strategic merge of containers by name: the image changes in place.
 	if r := e.must("patch", "pod", "web", "-p", `{"spec":{"containers":[{"name":"c","image":"docker.io/library/busybox:1.28"}]}}`); r.stdout != "pod/web patched\n" {
 		t.Errorf("patch the image: %q", r.stdout)
@@ -54,13 +47,7 @@ spec:
 		t.Errorf("after the image patch: %q", got)
 	}
 	// ... and the container runs again with it, as when its hash changes.
-	deadline = time.Now().Add(30 * time.Second)
-	for get("pod", "web", "-o", "jsonpath={.status.containerStatuses[0].restartCount}") != "1" {
-		if time.Now().After(deadline) {
-			t.Fatalf("the container did not restart after the image patch: %s", e.must("describe", "pod", "web").stdout)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	e.eventually("1", false, "get", "pod", "web", "-o", "jsonpath={.status.containerStatuses[0].restartCount}")
 	// Any other change of a pod's spec is the API server's Forbidden; nothing changes.
 	r := e.podrun("patch", "pod", "web", "--type", "merge", "-p", `{"spec":{"restartPolicy":"Never"}}`)
 	if r.code != 2 || !strings.Contains(r.stderr, `The Pod "web" is invalid: spec: Forbidden: pod updates may not change fields`) {
@@ -134,17 +121,7 @@ spec:
 	if r := e.must("set", "image", "pod/two", "b=docker.io/library/busybox:1.28"); r.stdout != "pod/two image updated\n" {
 		t.Errorf("set image of a pod: %q", r.stdout)
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		got := e.must("get", "pod", "two", "-o", "jsonpath={.spec.containers[*].image} {.status.containerStatuses[*].restartCount}").stdout
-		if got == "busybox:1.28 docker.io/library/busybox:1.28 0 1" {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("after set image: %q", got)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	e.eventually("busybox:1.28 docker.io/library/busybox:1.28 0 1", false, "get", "pod", "two", "-o", "jsonpath={.spec.containers[*].image} {.status.containerStatuses[*].restartCount}")
 	// The same image again changes nothing and prints nothing, as kubectl.
 	if r := e.must("set", "image", "pod", "two", "b=docker.io/library/busybox:1.28"); r.stdout != "" {
 		t.Errorf("set image to the same image: %q", r.stdout)
@@ -307,13 +284,7 @@ spec:
 	if got := e.must("get", "svc", "web", "-o", "jsonpath={.spec.selector.app} {.spec.ports[0].port}/{.spec.ports[0].targetPort}/{.spec.ports[0].protocol} {.metadata.labels.team}").stdout; got != "web 80/8080/TCP a" {
 		t.Errorf("the exposed Service: %q", got)
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for !strings.Contains(e.must("get", "endpoints", "web").stdout, ":8080") {
-		if time.Now().After(deadline) {
-			t.Fatalf("no endpoint for the exposed Deployment: %s", e.must("get", "endpoints", "web").stdout)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	e.eventually(":8080", true, "get", "endpoints", "web")
 	// Without --port: the containers' ports.
 	e.must("expose", "deploy/web", "--name", "web2", "--type", "NodePort")
 	if got := e.must("get", "svc", "web2", "-o", "jsonpath={.spec.type} {.spec.ports[0].port}/{.spec.ports[0].targetPort}").stdout; got != "NodePort 8080/8080" {
