@@ -471,9 +471,12 @@ func createGenerated(c *cli.Context, k *store.Kind, resource string, obj store.O
 		return usageError("%s %q is invalid: metadata.name: %s", resource, obj.GetName(), strings.Join(errs, ", "))
 	}
 	l := layout(c)
+	exists := func() error {
+		return failed("failed to create %s: %s %q already exists", resource, k.Plural, obj.GetName())
+	}
 	if dryRun != "client" {
 		if _, err := l.Get(k, obj.GetNamespace(), obj.GetName()); err == nil {
-			return failed("failed to create %s: %s %q already exists", resource, k.Plural, obj.GetName())
+			return exists()
 		}
 	}
 	data, err := json.Marshal(obj)
@@ -483,9 +486,15 @@ func createGenerated(c *cli.Context, k *store.Kind, resource string, obj store.O
 	source := fmt.Sprintf("the generated %s/%s", resource, obj.GetName())
 	load := func(string) (*podspec.Manifest, error) { return podspec.Load(data, source) }
 	if dryRun == "none" {
-		report := func(string, string, string) {}
+		// Created by this command, or made by another one since the look
+		// above: then it is kubectl's AlreadyExists, not a success.
+		action := ""
+		report := func(_, _, a string) { action = a }
 		if err := applyManifests(c, []string{source}, applyHow{load: load, report: report}); err != nil {
 			return err
+		}
+		if action != "created" {
+			return exists()
 		}
 	} else if _, err := loadPlans(l, []string{source}, load, ""); err != nil {
 		return err

@@ -147,7 +147,7 @@ func runDelete(c *cli.Context) error {
 			return failed("resource(s) were provided, but no name was specified")
 		}
 		for _, w := range words {
-			if w == "pods" || w == "pod" || w == "po" {
+			if isPodWord(w) {
 				if len(names) > 0 {
 					find(ns, names)
 					continue

@@ -57,8 +57,8 @@ func runExpose(c *cli.Context) error {
 	ns := namespace(c)
 	var selector, objLabels map[string]string
 	var ports []corev1.ContainerPort
-	switch kind {
-	case "pod", "pods", "po":
+	switch {
+	case isPodWord(kind):
 		rec, err := findPod(l, ns, name)
 		if err != nil {
 			return failed("%v", err)

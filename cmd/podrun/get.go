@@ -57,11 +57,14 @@ func getCommand() *cli.Command {
 	}
 }
 
+// isPodWord reports whether w is kubectl's word for the pod type.
+func isPodWord(w string) bool { return w == "pods" || w == "pod" || w == "po" }
+
 // podArgs drops kubectl's resource-type word (pods, pod, po, pod/NAME).
 func podArgs(args []string) []string {
 	var out []string
 	for i, a := range args {
-		if i == 0 && (a == "pods" || a == "pod" || a == "po") {
+		if i == 0 && isPodWord(a) {
 			continue
 		}
 		if len(a) > 4 && a[:4] == "pod/" {
@@ -431,7 +434,7 @@ func kindsObjects(c *cli.Context, words, names []string) ([]fileObject, error) {
 	}
 	var objs []fileObject
 	for _, w := range words {
-		if w == "pods" || w == "pod" || w == "po" {
+		if isPodWord(w) {
 			if len(names) > 0 {
 				for _, n := range names {
 					objs = append(objs, fileObject{kind: "Pod", namespace: ns, name: n})

@@ -206,13 +206,12 @@ func runMeta(c *cli.Context, label bool) error {
 		}
 	}
 	var errs []error
-	isPods := func(w string) bool { return w == "pods" || w == "pod" || w == "po" }
-	if first, _, _ := strings.Cut(resources[0], "/"); isPods(first) {
+	if first, _, _ := strings.Cut(resources[0], "/"); isPodWord(first) {
 		var names []string
 		for _, r := range resources {
 			if strings.Contains(r, "/") {
 				w, n, _ := strings.Cut(r, "/")
-				if !isPods(w) {
+				if !isPodWord(w) {
 					return usageError("label and annotate take one type at a time")
 				}
 				names = append(names, n)

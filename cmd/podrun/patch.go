@@ -194,7 +194,6 @@ func printStored(l store.Layout, output, resource string, obj fileObject) error 
 // in -n's namespace (none for a cluster-scoped kind).
 func patchTarget(c *cli.Context) (fileObject, error) {
 	args := c.Args().Slice()
-	isPods := func(w string) bool { return w == "pods" || w == "pod" || w == "po" }
 	var kind, name string
 	switch {
 	case len(args) == 1 && strings.Contains(args[0], "/"):
@@ -209,7 +208,7 @@ func patchTarget(c *cli.Context) (fileObject, error) {
 	if name == "" {
 		return fileObject{}, failed("resource(s) were provided, but no name was specified")
 	}
-	if isPods(kind) {
+	if isPodWord(kind) {
 		return fileObject{kind: "Pod", namespace: namespace(c), name: name}, nil
 	}
 	k, ok := store.KindFor(kind)

@@ -16,10 +16,10 @@ import (
 
 	"github.com/urfave/cli/v2"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/podrun/podrun/network"
 	"github.com/podrun/podrun/runtime"
+	"github.com/podrun/podrun/services"
 	"github.com/podrun/podrun/store"
 )
 
@@ -72,8 +72,8 @@ func runPortForward(c *cli.Context) error {
 		kind, name = "pod", args[0]
 	}
 	var rec *store.Record
-	switch kind {
-	case "pod", "pods", "po":
+	switch {
+	case isPodWord(kind):
 		r, err := findPod(l, ns, name)
 		if err != nil {
 			return failed("%v", err)
@@ -170,27 +170,23 @@ func parsePortSpec(spec string) (forward, error) {
 	return forward{local: int(l), remote: int(r)}, nil
 }
 
-// serviceTargetPort is the pod port a Service's port goes to: its
-// targetPort, by number or by the name of a container port of the pod.
+// serviceTargetPort is the pod port a Service's port goes to
+// (translateServicePortToTargetPort): its targetPort, a name looked up among
+// the pod's container ports as the endpoints controller does
+// (services.FindPort), or the port itself when none is set.
 func serviceTargetPort(svc *corev1.Service, pod *corev1.Pod, port int) (int, error) {
 	for _, p := range svc.Spec.Ports {
 		if int(p.Port) != port {
 			continue
 		}
-		switch {
-		case p.TargetPort.Type == intstr.String && p.TargetPort.StrVal != "":
-			for _, ct := range pod.Spec.Containers {
-				for _, cp := range ct.Ports {
-					if cp.Name == p.TargetPort.StrVal {
-						return int(cp.ContainerPort), nil
-					}
-				}
-			}
-			return 0, fmt.Errorf("pod %s does not have a named port '%s'", pod.Name, p.TargetPort.StrVal)
-		case p.TargetPort.IntValue() > 0:
-			return p.TargetPort.IntValue(), nil
+		if p.TargetPort.IntValue() == 0 && p.TargetPort.StrVal == "" {
+			return port, nil
 		}
-		return port, nil
+		target, err := services.FindPort(pod, &p)
+		if err != nil {
+			return 0, fmt.Errorf("pod %s does not have a named port '%s'", pod.Name, p.TargetPort.StrVal)
+		}
+		return int(target), nil
 	}
 	return 0, fmt.Errorf("Service %s does not have a service port %d", svc.Name, port)
 }

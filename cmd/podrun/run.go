@@ -103,13 +103,9 @@ func runRun(c *cli.Context) error {
 	}
 	labels := map[string]string{"run": name}
 	if l := c.String("labels"); l != "" {
-		labels = map[string]string{}
-		for _, kv := range strings.Split(l, ",") {
-			k, v, ok := strings.Cut(kv, "=")
-			if !ok {
-				return usageError("--labels %q: want KEY=VALUE,...", l)
-			}
-			labels[k] = v
+		var err error
+		if labels, err = parsePairs(l); err != nil {
+			return usageError("--labels %q: want KEY=VALUE,...", l)
 		}
 	}
 	pod := &corev1.Pod{

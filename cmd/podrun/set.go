@@ -60,13 +60,12 @@ func runSetImage(c *cli.Context) error {
 		return usageError("at least one image update is required")
 	}
 	var targets []fileObject
-	isPods := func(w string) bool { return w == "pods" || w == "pod" || w == "po" }
 	ns := namespace(c)
-	if first, _, _ := strings.Cut(resources[0], "/"); isPods(first) {
+	if first, _, _ := strings.Cut(resources[0], "/"); isPodWord(first) {
 		for i, r := range resources {
 			w, n, slash := strings.Cut(r, "/")
 			switch {
-			case slash && isPods(w):
+			case slash && isPodWord(w):
 				targets = append(targets, fileObject{kind: "Pod", namespace: ns, name: n})
 			case !slash && i > 0:
 				targets = append(targets, fileObject{kind: "Pod", namespace: ns, name: r})

@@ -56,11 +56,11 @@ func splitWaitArgs(args []string, ns string, isPod func(string) bool) (pods []st
 		}
 	}
 	for i, a := range args {
-		if i == 0 && (a == "pods" || a == "pod" || a == "po") {
+		if i == 0 && isPodWord(a) {
 			continue
 		}
 		word, name, typed := strings.Cut(a, "/")
-		if !typed || word == "pod" || word == "pods" || word == "po" {
+		if !typed || isPodWord(word) {
 			if typed {
 				a = name
 			}
