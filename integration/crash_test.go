@@ -54,6 +54,38 @@ func (e *env) podrunCrashing(point string, args ...string) result {
 // checkAfterCrash is what must hold whatever instant podrun was killed at:
 // get works and shows the pod (at most once) with a STATUS, and a pod whose
 // supervisor died is shown as Unknown with the reason.
+// waitSupervisorsCrashed waits until the supervisors of the test's pods have
+// reached a supervisor's crash point: apply waits only for its supervisor's
+// readiness, so a point after it (the containers' start) comes after apply
+// has returned, and applying again before it would find the pod still
+// supervised ("unchanged") and then lost.
+func (e *env) waitSupervisorsCrashed(point string) {
+	t := e.t
+	t.Helper()
+	if !strings.HasPrefix(point, "supervisor:") && !strings.HasPrefix(point, "sandbox:") {
+		return
+	}
+	pids, _ := filepath.Glob(filepath.Join(e.runRoot, "pods", "*", "supervisor.pid"))
+	deadline := time.Now().Add(time.Minute)
+	for _, f := range pids {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		stat := filepath.Join("/proc", strings.TrimSpace(string(data)), "stat")
+		for {
+			b, err := os.ReadFile(stat)
+			if err != nil || strings.Contains(string(b), ") Z ") {
+				break // gone, or dead and not yet reaped
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: the supervisor (%s) has not reached its crash point after a minute", point, f)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+}
+
 func (e *env) checkAfterCrash(point string) {
 	t := e.t
 	t.Helper()
@@ -127,6 +159,7 @@ func TestCrashInjection(t *testing.T) {
 	for _, point := range applyPoints {
 		r := e.podrunCrashing(point, "apply", "-f", manifest)
 		t.Logf("%s: apply exit %d %s", point, r.code, strings.TrimSpace(r.stderr))
+		e.waitSupervisorsCrashed(point)
 		e.checkAfterCrash(point)
 		r = e.must("apply", "-f", manifest)
 		if !strings.Contains(r.stdout, "pod/crash created") && !strings.Contains(r.stdout, "pod/crash unchanged") && !strings.Contains(r.stdout, "pod/crash restarted") {

@@ -41,6 +41,36 @@ type ApplyOptions struct {
 	// last apply (kubectl patch leaves last-applied-configuration as it
 	// was): the manifest applied again after a patch stays unchanged.
 	KeepApplied bool
+	// Standby, when set, is a supervisor process started ahead
+	// (SpawnStandby): the first pod this apply starts is given to it.
+	Standby *Standby
+}
+
+// Standby is a helper process started ahead of its work (a supervisor, the
+// services owner): the CLI holds it without importing the process kit.
+type Standby = ownerproc.Standby
+
+// SpawnStandby starts a supervisor before its pod is recorded, so that the
+// shim's start runs beside the CLI's validation instead of after it; apply
+// gives it the first pod it starts (ApplyOptions.Standby) and discards it
+// when it starts none. A failure to start it is only a lost head start.
+func SpawnStandby(l store.Layout, opts ApplyOptions) *Standby {
+	s, err := ownerproc.SpawnStandby(opts.Exe, supervisorArgs(l, opts, "--standby"), "the supervisor")
+	if err != nil {
+		return nil
+	}
+	return s
+}
+
+// supervisorArgs is the supervisor's command line after its binary. The
+// pod's settings are in its record: the supervisor needs only where the
+// records are and the pod's UID (or --standby, to read it from fd 4).
+func supervisorArgs(l store.Layout, opts ApplyOptions, uid string) []string {
+	args := []string{"--root", l.Root, "--run-root", l.RunRoot}
+	if opts.LogLevel != "" {
+		args = append(args, "--log-level", opts.LogLevel)
+	}
+	return append(args, "supervise", uid)
 }
 
 // ApplyResult says what apply did with one pod: "created", "unchanged" or "replaced".
@@ -347,14 +377,11 @@ func revive(l store.Layout, rec *store.Record, opts ApplyOptions) error {
 // startSupervisor starts the pod's supervisor detached in its own session and
 // waits until it says it owns the pod.
 func startSupervisor(l store.Layout, rec *store.Record, opts ApplyOptions) error {
-	// The pod's settings are in its record: the supervisor needs only where
-	// the records are and the pod's UID.
-	args := []string{"--root", l.Root, "--run-root", l.RunRoot}
-	if opts.LogLevel != "" {
-		args = append(args, "--log-level", opts.LogLevel)
+	started := func() { crashpoint.Hit("apply:supervisor-started") }
+	if ok, err := opts.Standby.Give(string(rec.Pod.UID), rec.Paths.SupervisorLog(), 60*time.Second, started); ok {
+		return err
 	}
-	args = append(args, "supervise", string(rec.Pod.UID))
-	return ownerproc.Spawn(opts.Exe, args, rec.Paths.SupervisorLog(), "the supervisor", 60*time.Second, func() { crashpoint.Hit("apply:supervisor-started") })
+	return ownerproc.Spawn(opts.Exe, supervisorArgs(l, opts, string(rec.Pod.UID)), rec.Paths.SupervisorLog(), "the supervisor", 60*time.Second, started)
 }
 
 // update changes a running pod as far as the API server lets an update change

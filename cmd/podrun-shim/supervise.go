@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/podrun/podrun/cgroups"
+	"github.com/podrun/podrun/internal/ownerproc"
 	"github.com/podrun/podrun/runtime"
 	"github.com/podrun/podrun/services"
 	"github.com/podrun/podrun/store"
@@ -18,7 +19,16 @@ import (
 // given the pod's UID alone: everything else is in the pod's record.
 func supervise(l store.Layout, args []string) error {
 	if len(args) != 1 {
-		return fmt.Errorf("usage: %s supervise UID", shimName)
+		return fmt.Errorf("usage: %s supervise UID|--standby", shimName)
+	}
+	if args[0] == "--standby" {
+		// Started ahead by apply (supervisor.SpawnStandby): the UID comes
+		// on fd 4 once the pod is recorded, or never.
+		uid, ok, err := ownerproc.StandbyWork()
+		if !ok {
+			return err
+		}
+		args = []string{uid}
 	}
 	rec, err := store.FindPodByUID(l, args[0])
 	if err != nil {

@@ -117,6 +117,24 @@ func applyManifests(c *cli.Context, files []string, how applyHow) error {
 		return err
 	}
 	plans := in.plans
+	var standby *supervisor.Standby
+	if dryRun == "none" && len(plans) > 0 {
+		// The first pod's supervisor starts now, beside the checks below
+		// and the records, and is given its pod once it is recorded.
+		if shim, err := shimPath(); err == nil {
+			standby = supervisor.SpawnStandby(l, supervisor.ApplyOptions{Exe: shim, LogLevel: c.String("log-level")})
+			defer standby.Discard()
+		}
+	}
+	var ownerStandby *supervisor.Standby
+	if dryRun == "none" && (len(plans) > 0 || len(in.services) > 0) {
+		// So does the services owner when none runs (the first pod or
+		// Service of the store).
+		if shim, err := shimPath(); err == nil {
+			ownerStandby = serviceowner.SpawnStandby(l, shim, c.String("log-level"))
+			defer ownerStandby.Discard()
+		}
+	}
 	for _, p := range plans {
 		for _, w := range append(append([]string(nil), p.Warnings...), runtime.Unhonoured(p.Pod)...) {
 			fmt.Fprintf(os.Stderr, "Warning: %s\n", w)
@@ -164,7 +182,7 @@ func applyManifests(c *cli.Context, files []string, how applyHow) error {
 	if err := checkTerminating(l, in); err != nil {
 		return err
 	}
-	opts := supervisor.ApplyOptions{Force: c.Bool("force"), LogLevel: c.String("log-level"), Settings: podSettings(c), KeepApplied: how.keepApplied}
+	opts := supervisor.ApplyOptions{Force: c.Bool("force"), LogLevel: c.String("log-level"), Settings: podSettings(c), KeepApplied: how.keepApplied, Standby: standby}
 	// One transaction, as the API server takes one request: every pod's name
 	// is reserved and every conflict (a pod that exists with a spec no update
 	// may give it, an immutable object or a claim's spec changed) is found
@@ -250,7 +268,7 @@ func applyManifests(c *cli.Context, files []string, how applyHow) error {
 	ensure := func() {
 		if !ensured {
 			ensured = true
-			if err := serviceowner.Ensure(l, shim, c.String("log-level")); err != nil {
+			if err := serviceowner.EnsureWith(l, shim, c.String("log-level"), ownerStandby); err != nil {
 				fmt.Fprintf(os.Stderr, "Warning: %v\n", err)
 			}
 		}

@@ -40,29 +40,55 @@ func Spawn(exe string, args []string, logPath, what string, timeout time.Duratio
 		return err
 	}
 	defer logf.Close()
-	r, w, err := os.Pipe()
+	p, err := start(exe, args, logf, what)
 	if err != nil {
 		return err
 	}
-	defer r.Close()
-	cmd := exec.Command(exe, args...)
-	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.ExtraFiles = []*os.File{w}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	cmd.Dir = "/"
-	if err := cmd.Start(); err != nil {
-		w.Close()
-		return fmt.Errorf("starting %s: %w", what, err)
-	}
-	w.Close()
 	for _, f := range started {
 		f()
 	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
+	return p.waitReady(logPath, timeout)
+}
+
+// spawned is a detached process started by start, and the read end of its
+// readiness pipe.
+type spawned struct {
+	cmd    *exec.Cmd
+	ready  *os.File
+	exited chan error
+	what   string
+}
+
+// start starts exe detached in its own session with stdout and stderr on
+// out, the write end of a readiness pipe as fd 3 and extra after it.
+func start(exe string, args []string, out *os.File, what string, extra ...*os.File) (*spawned, error) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(exe, args...)
+	cmd.Stdout, cmd.Stderr = out, out
+	cmd.ExtraFiles = append([]*os.File{w}, extra...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	cmd.Dir = "/"
+	err = cmd.Start()
+	w.Close()
+	if err != nil {
+		r.Close()
+		return nil, fmt.Errorf("starting %s: %w", what, err)
+	}
+	p := &spawned{cmd: cmd, ready: r, exited: make(chan error, 1), what: what}
+	go func() { p.exited <- cmd.Wait() }()
+	return p, nil
+}
+
+// waitReady waits until the process writes "ok" on its readiness pipe; an
+// error quotes the end of its log.
+func (p *spawned) waitReady(logPath string, timeout time.Duration) error {
+	defer p.ready.Close()
 	got := make(chan string, 1)
 	go func() {
-		b, _ := io.ReadAll(io.LimitReader(r, 64))
+		b, _ := io.ReadAll(io.LimitReader(p.ready, 64))
 		got <- string(b)
 	}()
 	select {
@@ -70,12 +96,111 @@ func Spawn(exe string, args []string, logPath, what string, timeout time.Duratio
 		if strings.HasPrefix(s, "ok") {
 			return nil
 		}
-		err := <-exited
-		return fmt.Errorf("%s exited (%v): %s", what, err, Tail(logPath, 2048))
+		err := <-p.exited
+		return fmt.Errorf("%s exited (%v): %s", p.what, err, Tail(logPath, 2048))
 	case <-time.After(timeout):
-		_ = cmd.Process.Kill()
-		return fmt.Errorf("%s did not start within %s: %s", what, timeout, Tail(logPath, 2048))
+		_ = p.cmd.Process.Kill()
+		return fmt.Errorf("%s did not start within %s: %s", p.what, timeout, Tail(logPath, 2048))
 	}
+}
+
+// Standby is a helper process started before the command knows its work, so
+// that its start (the runtime's and packages' initialisation, a page fault at
+// a time) runs on another CPU while the command is still validating and
+// recording; Give hands it the work, Discard lets it exit unused.
+type Standby struct {
+	p    *spawned
+	work *os.File // the write end of the pipe the process reads its work from (fd 4)
+}
+
+// SpawnStandby starts exe with args detached, as Spawn does, with stdout and
+// stderr on /dev/null until it is given its log (StandbyWork), and returns
+// without waiting for it.
+func SpawnStandby(exe string, args []string, what string) (*Standby, error) {
+	null, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer null.Close()
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	p, err := start(exe, args, null, what, r)
+	if err != nil {
+		w.Close()
+		return nil, err
+	}
+	return &Standby{p: p, work: w}, nil
+}
+
+// Give hands the process its work (one line, and the log it appends its
+// output to from then on) and waits until it is ready, as Spawn does. It
+// reports false, having done nothing, when the process can no longer take
+// work (it was given work before, or it died): the caller spawns another.
+func (s *Standby) Give(work, logPath string, timeout time.Duration, started ...func()) (bool, error) {
+	if s == nil || s.work == nil {
+		return false, nil
+	}
+	w := s.work
+	s.work = nil
+	_, err := w.WriteString(work + "\t" + logPath + "\n")
+	w.Close()
+	if err != nil {
+		s.p.ready.Close()
+		return false, nil
+	}
+	for _, f := range started {
+		f()
+	}
+	return true, s.p.waitReady(logPath, timeout)
+}
+
+// Discard lets a process that was given no work exit (it reads the end of
+// its work pipe) and waits for it, so that the command leaves no process of
+// its own behind.
+func (s *Standby) Discard() {
+	if s != nil && s.work != nil {
+		s.work.Close()
+		s.p.ready.Close()
+		s.work = nil
+		select {
+		case <-s.p.exited:
+		case <-time.After(5 * time.Second):
+		}
+	}
+}
+
+// StandbyWork is the process side of Standby: it waits for its work on fd 4
+// and appends its stdout and stderr to the log it is given from then on. ok
+// is false when the command that started it gave it nothing.
+func StandbyWork() (work string, ok bool, err error) {
+	f := os.NewFile(4, "work")
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, 64<<10))
+	if err != nil {
+		return "", false, err
+	}
+	line, complete := strings.CutSuffix(string(b), "\n")
+	if !complete {
+		return "", false, nil // the command ended without giving any
+	}
+	work, logPath, found := strings.Cut(line, "\t")
+	if !found {
+		return "", false, fmt.Errorf("standby: malformed work %q", line)
+	}
+	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return "", false, err
+	}
+	defer logf.Close()
+	for _, fd := range []int{1, 2} {
+		if err := unix.Dup3(int(logf.Fd()), fd, 0); err != nil {
+			return "", false, fmt.Errorf("standby: output to %s: %w", logPath, err)
+		}
+	}
+	return work, true, nil
 }
 
 // Ready tells the command that spawned this process that it serves.
@@ -131,6 +256,13 @@ func (p Process) startLock() (*flock.Flock, error) {
 // Ensure starts the process when it is needed and none is alive (none yet,
 // or the last one crashed), and waits until it serves. exe is this binary.
 func (p Process) Ensure(exe string) error {
+	return p.EnsureWith(exe, nil)
+}
+
+// EnsureWith is Ensure that gives the work to standby, a process of the same
+// command line started ahead with --standby after its verb (SpawnStandby),
+// when one is to be started; the caller discards standby in any case.
+func (p Process) EnsureWith(exe string, standby *Standby) error {
 	if store.OwnerPid(p.Paths) != 0 {
 		return nil
 	}
@@ -146,7 +278,23 @@ func (p Process) Ensure(exe string) error {
 	if timeout == 0 {
 		timeout = 30 * time.Second
 	}
+	if ok, err := standby.Give(p.What, p.LogPath, timeout); ok {
+		return err
+	}
 	return Spawn(exe, p.Args, p.LogPath, p.What, timeout)
+}
+
+// SpawnStandby starts the process ahead of EnsureWith, when none is alive:
+// the same command line with --standby after it.
+func (p Process) SpawnStandby(exe string) *Standby {
+	if store.OwnerPid(p.Paths) != 0 {
+		return nil
+	}
+	s, err := SpawnStandby(exe, append(p.Args[:len(p.Args):len(p.Args)], "--standby"), p.What)
+	if err != nil {
+		return nil
+	}
+	return s
 }
 
 // Hold takes the lock the process holds for its life: a new one waits for
