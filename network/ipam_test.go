@@ -5,6 +5,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestLastAddr(t *testing.T) {
@@ -175,5 +176,33 @@ func TestValidatePodID(t *testing.T) {
 		if err := validatePodID(id); (err == nil) != want {
 			t.Errorf("validatePodID(%q) = %v, want ok %v", id, err, want)
 		}
+	}
+}
+
+// A state file a host crash cut short (the states are written without
+// fsync) is an earlier boot's and holds nothing; one of this boot that does
+// not parse is still an error.
+func TestLoadStatesCutShortByACrash(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(dir+"/pods", 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeState(dir, &podState{PodID: "kept", IP: "10.9.9.2", BootID: "b"}); err != nil {
+		t.Fatal(err)
+	}
+	cut := statePath(dir, "cut")
+	if err := os.WriteFile(cut, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := loadStates(dir); err == nil || !strings.Contains(err.Error(), "cut") {
+		t.Fatalf("an unreadable state of this boot: got %v, want an error naming it", err)
+	}
+	old := time.Unix(1, 0) // before any boot
+	if err := os.Chtimes(cut, old, old); err != nil {
+		t.Fatal(err)
+	}
+	states, err := loadStates(dir)
+	if err != nil || len(states) != 1 || states[0].PodID != "kept" {
+		t.Fatalf("got %v, %v; want only the readable state", states, err)
 	}
 }

@@ -97,7 +97,7 @@ func WriteJSON(path string, v any) error {
 // rewrites from memory (status.json, a container's process.json): their readers
 // need atomicity, not durability, and a host crash ends the supervisor that
 // would rewrite them anyway. Records that must survive a crash (the pod's record,
-// objects, IP allocations, requests) go through WriteJSON, which fsyncs. Each
+// objects, requests) go through WriteJSON, which fsyncs. Each
 // fsync costs 0.3–7 ms on a busy disk, on the pod's start path.
 func ReplaceFile(path string, data []byte) error {
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-")
