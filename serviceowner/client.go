@@ -129,30 +129,13 @@ func process(l store.Layout, logLevel string) ownerproc.Process {
 // services-owner`: the owner starts beside a store's first pod, and the lean
 // binary starts several times cheaper than the CLI.
 func Ensure(l store.Layout, shim, logLevel string) error {
-	return EnsureWith(l, shim, logLevel, nil)
-}
-
-// EnsureWith is Ensure that gives the work to an owner started ahead
-// (SpawnStandby) when one is to be started.
-func EnsureWith(l store.Layout, shim, logLevel string, standby *ownerproc.Standby) error {
 	if store.OwnerPid(l.ServicesOwner()) != 0 {
 		return nil
 	}
 	if err := os.MkdirAll(l.ServicesDir(), 0o700); err != nil {
 		return err
 	}
-	return process(l, logLevel).EnsureWith(shim, standby)
-}
-
-// SpawnStandby starts an owner before the objects that need it are recorded
-// (apply, while it validates), when none runs: the runtime's and packages'
-// start runs on another CPU then instead of beside the pod's containers.
-// EnsureWith gives it its work; the caller discards it in any case.
-func SpawnStandby(l store.Layout, shim, logLevel string) *ownerproc.Standby {
-	if err := os.MkdirAll(l.ServicesDir(), 0o700); err != nil {
-		return nil
-	}
-	return process(l, logLevel).SpawnStandby(shim)
+	return process(l, logLevel).Ensure(shim)
 }
 
 // WaitGone waits, once no pod or Service is left, until the services owner

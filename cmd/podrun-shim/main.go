@@ -29,7 +29,6 @@ import (
 
 	"github.com/podrun/podrun/cgroups"
 	"github.com/podrun/podrun/internal/errdefs"
-	"github.com/podrun/podrun/internal/ownerproc"
 	"github.com/podrun/podrun/podspec"
 	"github.com/podrun/podrun/serviceowner"
 	"github.com/podrun/podrun/store"
@@ -81,13 +80,6 @@ func run(args []string) int {
 		// serviceowner.Ensure passes the write end of its readiness pipe as
 		// fd 3. It runs from this binary, not the CLI's: it starts beside
 		// every first pod, and this binary starts several times cheaper.
-		if len(rest) > 1 && rest[1] == "--standby" {
-			// Started ahead by apply (serviceowner.SpawnStandby).
-			if _, ok, serr := ownerproc.StandbyWork(); !ok {
-				err = serr
-				break
-			}
-		}
 		err = serviceowner.Run(l, os.NewFile(3, "ready"))
 	case "exec":
 		return execIn(l, rest[1:])

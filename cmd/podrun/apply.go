@@ -126,15 +126,6 @@ func applyManifests(c *cli.Context, files []string, how applyHow) error {
 			defer standby.Discard()
 		}
 	}
-	var ownerStandby *supervisor.Standby
-	if dryRun == "none" && (len(plans) > 0 || len(in.services) > 0) {
-		// So does the services owner when none runs (the first pod or
-		// Service of the store).
-		if shim, err := shimPath(); err == nil {
-			ownerStandby = serviceowner.SpawnStandby(l, shim, c.String("log-level"))
-			defer ownerStandby.Discard()
-		}
-	}
 	for _, p := range plans {
 		for _, w := range append(append([]string(nil), p.Warnings...), runtime.Unhonoured(p.Pod)...) {
 			fmt.Fprintf(os.Stderr, "Warning: %s\n", w)
@@ -268,7 +259,7 @@ func applyManifests(c *cli.Context, files []string, how applyHow) error {
 	ensure := func() {
 		if !ensured {
 			ensured = true
-			if err := serviceowner.EnsureWith(l, shim, c.String("log-level"), ownerStandby); err != nil {
+			if err := serviceowner.Ensure(l, shim, c.String("log-level")); err != nil {
 				fmt.Fprintf(os.Stderr, "Warning: %v\n", err)
 			}
 		}

@@ -256,13 +256,6 @@ func (p Process) startLock() (*flock.Flock, error) {
 // Ensure starts the process when it is needed and none is alive (none yet,
 // or the last one crashed), and waits until it serves. exe is this binary.
 func (p Process) Ensure(exe string) error {
-	return p.EnsureWith(exe, nil)
-}
-
-// EnsureWith is Ensure that gives the work to standby, a process of the same
-// command line started ahead with --standby after its verb (SpawnStandby),
-// when one is to be started; the caller discards standby in any case.
-func (p Process) EnsureWith(exe string, standby *Standby) error {
 	if store.OwnerPid(p.Paths) != 0 {
 		return nil
 	}
@@ -278,23 +271,7 @@ func (p Process) EnsureWith(exe string, standby *Standby) error {
 	if timeout == 0 {
 		timeout = 30 * time.Second
 	}
-	if ok, err := standby.Give(p.What, p.LogPath, timeout); ok {
-		return err
-	}
 	return Spawn(exe, p.Args, p.LogPath, p.What, timeout)
-}
-
-// SpawnStandby starts the process ahead of EnsureWith, when none is alive:
-// the same command line with --standby after it.
-func (p Process) SpawnStandby(exe string) *Standby {
-	if store.OwnerPid(p.Paths) != 0 {
-		return nil
-	}
-	s, err := SpawnStandby(exe, append(p.Args[:len(p.Args):len(p.Args)], "--standby"), p.What)
-	if err != nil {
-		return nil
-	}
-	return s
 }
 
 // Hold takes the lock the process holds for its life: a new one waits for
