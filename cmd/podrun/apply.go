@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -92,6 +93,18 @@ func printAction(resource, name, action string) {
 	fmt.Printf("%s/%s %s\n", resource, name, action)
 }
 
+// createsPod reports whether a plan is of a pod the store does not have: an
+// apply that only updates pods (or finds them unchanged) starts no
+// supervisor ahead.
+func createsPod(l store.Layout, plans []*podspec.Plan) bool {
+	for _, p := range plans {
+		if _, err := store.FindPod(l, p.Pod.Namespace, p.Pod.Name); errors.Is(err, store.ErrNotFound) {
+			return true
+		}
+	}
+	return false
+}
+
 // applyManifests applies the manifests files names in one transaction.
 func applyManifests(c *cli.Context, files []string, how applyHow) error {
 	report := how.report
@@ -118,9 +131,9 @@ func applyManifests(c *cli.Context, files []string, how applyHow) error {
 	}
 	plans := in.plans
 	var standby *supervisor.Standby
-	if dryRun == "none" && len(plans) > 0 {
-		// The first pod's supervisor starts now, beside the checks below
-		// and the records, and is given its pod once it is recorded.
+	if dryRun == "none" && createsPod(l, plans) {
+		// The first new pod's supervisor starts now, beside the checks
+		// below and the records, and is given its pod once it is recorded.
 		if shim, err := shimPath(); err == nil {
 			standby = supervisor.SpawnStandby(l, supervisor.ApplyOptions{Exe: shim, LogLevel: c.String("log-level")})
 			defer standby.Discard()
