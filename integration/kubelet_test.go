@@ -307,9 +307,14 @@ spec:
 func (e *env) logsOf(pod, container string) string {
 	e.t.Helper()
 	for i := 0; ; i++ {
-		out := e.must("logs", pod, "-c", container).stdout
-		if out != "" || i == 100 {
-			return out
+		// A container not yet started has no logs: kubectl's "is waiting
+		// to start" error, exit 1, while apply without --wait has returned.
+		r := e.podrun("logs", pod, "-c", container)
+		if r.code != 0 && (!strings.Contains(r.stderr, "is waiting to start") || i == 100) {
+			e.t.Fatalf("podrun logs %s -c %s: %s", pod, container, r)
+		}
+		if r.stdout != "" || i == 100 {
+			return r.stdout
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
