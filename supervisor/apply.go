@@ -46,8 +46,8 @@ type ApplyOptions struct {
 	Standby *Standby
 }
 
-// Standby is a helper process started ahead of its work (a supervisor, the
-// services owner): the CLI holds it without importing the process kit.
+// Standby is a supervisor started ahead of its pod (SpawnStandby): the CLI
+// holds it without importing the process kit.
 type Standby = ownerproc.Standby
 
 // SpawnStandby starts a supervisor before its pod is recorded, so that the
