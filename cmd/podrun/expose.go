@@ -43,22 +43,15 @@ func exposeCommand() *cli.Command {
 }
 
 func runExpose(c *cli.Context) error {
-	args := c.Args().Slice()
-	var kind, name string
-	switch {
-	case len(args) == 1 && strings.Contains(args[0], "/"):
-		kind, name, _ = strings.Cut(args[0], "/")
-	case len(args) == 2:
-		kind, name = args[0], args[1]
-	default:
-		return usageError("expose takes one object: TYPE NAME or TYPE/NAME")
+	target, err := oneTarget(c, "expose")
+	if err != nil {
+		return err
 	}
 	l := layout(c)
-	ns := namespace(c)
+	ns, name := namespace(c), target.name
 	var selector, objLabels map[string]string
 	var ports []corev1.ContainerPort
-	switch {
-	case isPodWord(kind):
+	if target.kind == "Pod" {
 		rec, err := findPod(l, ns, name)
 		if err != nil {
 			return failed("%v", err)
@@ -67,12 +60,9 @@ func runExpose(c *cli.Context) error {
 		for _, ct := range rec.Pod.Spec.Containers {
 			ports = append(ports, ct.Ports...)
 		}
-	default:
-		k, ok := store.KindFor(kind)
-		if !ok {
-			return failed("the server doesn't have a resource type %q", kind)
-		}
-		obj, err := l.Get(k, ns, name)
+	} else {
+		k, _ := store.KindFor(target.kind) // oneTarget found it
+		obj, err := l.Get(k, target.namespace, name)
 		if err != nil {
 			return failed("%v", err)
 		}

@@ -93,7 +93,7 @@ func runPatch(c *cli.Context) error {
 	if c.NArg() == 0 {
 		return failed("you must provide one or more resources by argument or filename.")
 	}
-	obj, err := patchTarget(c)
+	obj, err := oneTarget(c, "patch")
 	if err != nil {
 		return err
 	}
@@ -190,9 +190,9 @@ func printStored(l store.Layout, output, resource string, obj fileObject) error 
 	return printObject(output, []any{apiObjectOf(found[0])}, true)
 }
 
-// patchTarget is the one object the arguments name: TYPE NAME or TYPE/NAME,
-// in -n's namespace (none for a cluster-scoped kind).
-func patchTarget(c *cli.Context) (fileObject, error) {
+// oneTarget is the one object the arguments of verb (patch, expose) name:
+// TYPE NAME or TYPE/NAME, in -n's namespace (none for a cluster-scoped kind).
+func oneTarget(c *cli.Context, verb string) (fileObject, error) {
 	args := c.Args().Slice()
 	var kind, name string
 	switch {
@@ -203,7 +203,7 @@ func patchTarget(c *cli.Context) (fileObject, error) {
 	case len(args) == 1:
 		return fileObject{}, failed("resource(s) were provided, but no name was specified")
 	default:
-		return fileObject{}, usageError("patch takes one object: TYPE NAME or TYPE/NAME")
+		return fileObject{}, usageError("%s takes one object: TYPE NAME or TYPE/NAME", verb)
 	}
 	if name == "" {
 		return fileObject{}, failed("resource(s) were provided, but no name was specified")
