@@ -183,8 +183,16 @@ spec:
 	p := e.waitFor("again", time.Minute, "running again", func(p *corev1.Pod) bool {
 		return containerState(p, "app").RestartCount == 1 && containerState(p, "app").State.Running != nil
 	})
-	data, _ := os.ReadFile(filepath.Join(marker, "log"))
-	if got := strings.Fields(string(data)); !slices.Equal(got, []string{"init", "app", "init", "app"}) {
+	// Running means the app's process was started, not that its shell has
+	// written yet: wait for its line.
+	var got []string
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		data, _ := os.ReadFile(filepath.Join(marker, "log"))
+		if got = strings.Fields(string(data)); len(got) >= 4 || time.Now().After(deadline) {
+			break
+		}
+	}
+	if !slices.Equal(got, []string{"init", "app", "init", "app"}) {
 		t.Fatalf("runs %v, want init app init app", got)
 	}
 	if rc := containerState(p, "init").RestartCount; rc != 1 {

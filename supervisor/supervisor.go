@@ -1024,13 +1024,16 @@ func (c *ctr) stopDeadline() time.Time {
 	return time.Time{}
 }
 
-// nextWakeup is the earliest time the machine has something to do without a message.
-func (m *machine) nextWakeup() time.Time {
+// nextWakeup is the earliest time the machine has something to do without a
+// message, after synced, the time the last sync began. A time up to synced
+// was that sync's to act on; one after it may have passed since, while the
+// status was published (a slow disk, a loaded host): it is due at once,
+// never dropped, or the pod would wait for its next message (an image pull
+// backoff that ended, an init container's turn after a restart).
+func (m *machine) nextWakeup(synced time.Time) time.Time {
 	var at time.Time
-	now := m.clock.Now()
 	consider := func(t time.Time) {
-		// Only what lies ahead: a past time would make the loop spin.
-		if !t.IsZero() && !t.Before(now) && (at.IsZero() || t.Before(at)) {
+		if t.After(synced) && (at.IsZero() || t.Before(at)) {
 			at = t
 		}
 	}
@@ -1045,9 +1048,8 @@ func (m *machine) nextWakeup() time.Time {
 		consider(c.wakeAt)
 		if w := c.status.State.Waiting; w != nil && w.Reason == ReasonCrashLoopBackOff {
 			if t := c.lastTerminated(); t != nil {
-				if until, wait := m.backoff.until(m.backoffKey(c), t.FinishedAt.Time); wait {
-					consider(until)
-				}
+				until, _ := m.backoff.until(m.backoffKey(c), t.FinishedAt.Time)
+				consider(until)
 			}
 		}
 	}
@@ -1108,15 +1110,19 @@ func (m *machine) run(publish func(corev1.PodStatus), deletes <-chan time.Durati
 	timer := m.clock.NewTimer(time.Hour)
 	defer timer.Stop()
 	for {
+		synced := m.clock.Now()
 		m.sync()
 		publish(m.podStatus())
 		if m.state == stateDone {
 			return
 		}
-		wake := m.nextWakeup()
+		wake := m.nextWakeup(synced)
 		d := time.Hour
 		if !wake.IsZero() {
-			d = max(wake.Sub(m.clock.Now()), time.Millisecond)
+			d = wake.Sub(m.clock.Now())
+			if d <= 0 {
+				continue // it came while the status was published
+			}
 		}
 		if !timer.Stop() {
 			select {

@@ -536,6 +536,52 @@ func TestImagePullFailureBacksOff(t *testing.T) {
 	}
 }
 
+// A wake-up whose time passes while the status is being published (a slow
+// disk, a loaded host) is acted on at once: the machine does not wait for its
+// next message. Here the image backoff ends during the publish of
+// ErrImagePull, and nothing else would ever wake the pod.
+func TestWakeupDueDuringPublishIsNotLost(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	r := newFakeRunner(clk)
+	r.failing["app"] = &startError{Reason: ReasonErrImagePull, Waiting: true, Message: "manifest unknown"}
+	ev := &eventLog{path: filepath.Join(t.TempDir(), "events"), now: clk.Now}
+	m := newMachine(context.Background(), testPod(corev1.RestartPolicyNever, nil, []string{"app"}), r, clk, ev, newBackoff(clk, DefaultBackoffInitial, DefaultBackoffMax))
+	running := make(chan struct{})
+	slow := true
+	publish := func(s corev1.PodStatus) {
+		st := s.ContainerStatuses[0].State
+		if w := st.Waiting; w != nil && w.Reason == ReasonErrImagePull && slow {
+			slow = false
+			r.mu.Lock()
+			delete(r.failing, "app") // the image can be pulled now
+			r.mu.Unlock()
+			clk.Step(time.Minute) // this publish outlasts the backoff
+		}
+		if st.Running != nil && running != nil {
+			close(running)
+			running = nil
+		}
+	}
+	wait := running
+	deletes := make(chan time.Duration, 1)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		m.run(publish, deletes, nil, nil)
+	}()
+	select {
+	case <-wait:
+	case <-time.After(5 * time.Second):
+		t.Error("the app never started after its image backoff ended during a publish")
+	}
+	deletes <- 0
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the machine did not stop after a forced delete")
+	}
+}
+
 func TestPodRestartRerunsInitContainers(t *testing.T) {
 	h := newHarness(t, testPod(corev1.RestartPolicyAlways, []string{"init-a", "init-b"}, []string{"app"}))
 	h.exit("init-a", 0)
