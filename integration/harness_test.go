@@ -302,6 +302,9 @@ func containerState(p *corev1.Pod, name string) corev1.ContainerStatus {
 // cleanup deletes every pod and then proves nothing of the env is left on the host.
 func (e *env) cleanup() {
 	t := e.t
+	if t.Failed() {
+		e.dumpSupervisors()
+	}
 	if _, err := os.Stat(e.root); err == nil {
 		// Workload objects first, so that no controller replaces the pods.
 		for _, kind := range []string{"deployments", "daemonsets", "statefulsets", "cronjobs", "jobs", "replicasets"} {
@@ -325,6 +328,35 @@ func (e *env) cleanup() {
 	}
 	for _, d := range cgroupDirs(e.cgroupParent) {
 		_ = os.Remove(d)
+	}
+}
+
+// dumpSupervisors logs, for a failed test, each live supervisor's goroutines
+// (SIGQUIT: the Go runtime writes them to its stderr, the supervisor's log, and
+// exits) and the tail of every pod's supervisor log, before cleanup deletes them.
+// Only a live supervisor of this env's store is signalled: its command line
+// names this env's root.
+func (e *env) dumpSupervisors() {
+	dirs, _ := filepath.Glob(filepath.Join(e.root, "pods", "*"))
+	for _, dir := range dirs {
+		base := filepath.Base(dir)
+		uid := base[strings.LastIndex(base, "_")+1:]
+		paths := store.Layout{Root: e.root, RunRoot: e.runRoot}.Pod("", "", uid)
+		logFile := filepath.Join(dir, "supervisor.log")
+		if pid := store.SupervisorPid(paths); pid > 0 {
+			cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+			if bytes.Contains(cmdline, []byte("\x00"+e.root+"\x00")) {
+				_ = syscall.Kill(pid, syscall.SIGQUIT)
+				for i := 0; i < 50 && store.SupervisorPid(paths) == pid; i++ {
+					time.Sleep(100 * time.Millisecond)
+				}
+			}
+		}
+		data, _ := os.ReadFile(logFile)
+		if len(data) > 64<<10 {
+			data = data[len(data)-64<<10:]
+		}
+		e.t.Logf("supervisor log of %s:\n%s", base, data)
 	}
 }
 
