@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -892,17 +893,7 @@ func TestCLIVersionNamesTheShim(t *testing.T) {
 	}
 
 	// The CLI alone, without its shim.
-	dir := t.TempDir()
-	alone := filepath.Join(dir, "podrun")
-	if err := os.Link(abs, alone); err != nil {
-		data, err := os.ReadFile(abs)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(alone, data, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
+	dir, alone := cliAlone(t)
 	out, err = exec.Command(alone, "version").CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "podrun-shim: "+filepath.Join(dir, "podrun-shim")+" (missing: pods cannot start") {
 		t.Errorf("podrun version without its shim: %v\n%s", err, out)
@@ -910,6 +901,59 @@ func TestCLIVersionNamesTheShim(t *testing.T) {
 	out, _ = exec.Command(alone, "info").CombinedOutput()
 	if !strings.Contains(string(out), "podrun-shim missing: pods cannot start") {
 		t.Errorf("podrun info without its shim warns of nothing:\n%s", out)
+	}
+}
+
+// cliAlone is a copy of the podrun binary in a directory of its own, where
+// podrun-shim is missing until the test puts one there.
+func cliAlone(t *testing.T) (dir, alone string) {
+	t.Helper()
+	bin, err := filepath.EvalSymlinks(podrunBin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir = t.TempDir()
+	alone = filepath.Join(dir, "podrun")
+	if err := os.Link(bin, alone); err != nil {
+		data, err := os.ReadFile(bin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(alone, data, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir, alone
+}
+
+// A podrun-shim of another release that fails before it writes a word (a
+// half-installed upgrade): apply says which shim, and that its version is not
+// the CLI's, instead of an empty log tail; the pod is not left recorded.
+func TestApplyWithAShimOfAnotherRelease(t *testing.T) {
+	e := newEnv(t)
+	dir, alone := cliAlone(t)
+	shim := filepath.Join(dir, "podrun-shim")
+	if err := os.WriteFile(shim, []byte("#!/bin/sh\n[ \"$1\" = version ] && { echo 'podrun-shim v0.0.1-other'; exit 0; }\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(alone, e.args("apply", "-f", e.manifest(`
+apiVersion: v1
+kind: Pod
+metadata: {name: mismatched}
+spec:
+  containers:
+  - {name: c, image: busybox:1.28, command: ['sleep', '3600']}
+`))...)
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+		t.Fatalf("apply with a shim of another release: %v\n%s", err, out)
+	}
+	if want := shim + ": version v0.0.1-other is not podrun's"; !strings.Contains(string(out), want) || !strings.Contains(string(out), "the supervisor exited (exit status 1) and wrote nothing to its log") {
+		t.Errorf("apply said:\n%s\nwant the supervisor's exit and %q", out, want)
+	}
+	if r := e.must("get", "pods", "--no-headers"); strings.Contains(r.stdout, "mismatched") {
+		t.Errorf("the pod stayed recorded: %s", r.stdout)
 	}
 }
 

@@ -374,14 +374,26 @@ func revive(l store.Layout, rec *store.Record, opts ApplyOptions) error {
 	return nil
 }
 
+// SpawnError is a supervisor that did not come up. The CLI adds what it
+// knows of podrun-shim to it: a shim of another release may fail before it
+// writes a word to its log.
+type SpawnError struct{ Err error }
+
+func (e *SpawnError) Error() string { return e.Err.Error() }
+func (e *SpawnError) Unwrap() error { return e.Err }
+
 // startSupervisor starts the pod's supervisor detached in its own session and
 // waits until it says it owns the pod.
 func startSupervisor(l store.Layout, rec *store.Record, opts ApplyOptions) error {
 	started := func() { crashpoint.Hit("apply:supervisor-started") }
-	if ok, err := opts.Standby.Give(string(rec.Pod.UID), rec.Paths.SupervisorLog(), 60*time.Second, started); ok {
-		return err
+	ok, err := opts.Standby.Give(string(rec.Pod.UID), rec.Paths.SupervisorLog(), 60*time.Second, started)
+	if !ok {
+		err = ownerproc.Spawn(opts.Exe, supervisorArgs(l, opts, string(rec.Pod.UID)), rec.Paths.SupervisorLog(), "the supervisor", 60*time.Second, started)
 	}
-	return ownerproc.Spawn(opts.Exe, supervisorArgs(l, opts, string(rec.Pod.UID)), rec.Paths.SupervisorLog(), "the supervisor", 60*time.Second, started)
+	if err != nil {
+		return &SpawnError{Err: err}
+	}
+	return nil
 }
 
 // update changes a running pod as far as the API server lets an update change

@@ -293,7 +293,7 @@ func applyManifests(c *cli.Context, files []string, how applyHow) error {
 	for _, p := range plans {
 		res, err := reserved.ApplyReserved(p, opts)
 		if err != nil {
-			return err
+			return withShimProblem(err)
 		}
 		if output == "" {
 			report("pod", res.Record.Pod.Name, res.Action)

@@ -151,7 +151,7 @@ func runRun(c *cli.Context) error {
 	}
 	res, err := supervisor.Apply(l, plan, supervisor.ApplyOptions{Exe: shim, LogLevel: c.String("log-level"), Settings: podSettings(c)})
 	if err != nil {
-		return err
+		return withShimProblem(err)
 	}
 	if !attach {
 		fmt.Printf("pod/%s created\n", name)

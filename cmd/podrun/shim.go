@@ -14,6 +14,7 @@ import (
 	"github.com/podrun/podrun/internal/errdefs"
 	"github.com/podrun/podrun/runtime"
 	"github.com/podrun/podrun/store"
+	"github.com/podrun/podrun/supervisor"
 )
 
 // shimName is the binary that creates containers (cmd/podrun-shim): the pod
@@ -76,6 +77,20 @@ func shimInfoIn(dir, cliVersion string) ShimInfo {
 		info.Problem = fmt.Sprintf("version %s is not podrun's %s: install both binaries of one release", v, cliVersion)
 	}
 	return info
+}
+
+// withShimProblem adds to a supervisor that did not start what is wrong with
+// podrun-shim, when something is (a half-installed upgrade, say): the
+// supervisor's log may say nothing.
+func withShimProblem(err error) error {
+	var se *supervisor.SpawnError
+	if !errors.As(err, &se) {
+		return err
+	}
+	if info := shimInfo(); info.Problem != "" {
+		return fmt.Errorf("%w\n%s: %s", err, info.Path, info.Problem)
+	}
+	return err
 }
 
 // String is the one line `podrun version` and `podrun info` print.

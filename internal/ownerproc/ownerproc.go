@@ -97,11 +97,20 @@ func (p *spawned) waitReady(logPath string, timeout time.Duration) error {
 			return nil
 		}
 		err := <-p.exited
-		return fmt.Errorf("%s exited (%v): %s", p.what, err, Tail(logPath, 2048))
+		return fmt.Errorf("%s exited (%v)%s", p.what, err, logSaid(logPath))
 	case <-time.After(timeout):
 		_ = p.cmd.Process.Kill()
-		return fmt.Errorf("%s did not start within %s: %s", p.what, timeout, Tail(logPath, 2048))
+		return fmt.Errorf("%s did not start within %s%s", p.what, timeout, logSaid(logPath))
 	}
+}
+
+// logSaid is what an error quotes of a process's log: its end, or that it
+// wrote nothing there.
+func logSaid(logPath string) string {
+	if tail := Tail(logPath, 2048); tail != "" {
+		return ": " + tail
+	}
+	return " and wrote nothing to its log " + logPath
 }
 
 // Standby is a helper process started before the command knows its work, so
