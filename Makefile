@@ -79,8 +79,11 @@ vet:
 unit:
 	$(GO) test -count=1 $$($(GO) list ./... | grep -v /integration)
 
+# On a failure it ends with what the failed tests said (tools/test-failures.sh): the
+# end of CI's output then says why, not only which.
 integration: build image
-	PODRUN_BIN=$(CURDIR)/$(BIN) PODRUN_TEST_IMAGE=$(CURDIR)/$(BUSYBOX) $(GO) test -count=1 -timeout 60m -v ./integration/ 2>&1 | tee $(OUT)/integration.log | grep -E '^(=== RUN|--- |PASS|FAIL|ok|panic)' ; exit $${PIPESTATUS[0]}
+	PODRUN_BIN=$(CURDIR)/$(BIN) PODRUN_TEST_IMAGE=$(CURDIR)/$(BUSYBOX) $(GO) test -count=1 -timeout 60m -v ./integration/ 2>&1 | tee $(OUT)/integration.log | grep -E '^(=== RUN|--- |PASS|FAIL|ok|panic)' ; \
+	rc=$${PIPESTATUS[0]}; [ $$rc = 0 ] || tools/test-failures.sh $(OUT)/integration.log; exit $$rc
 
 # test runs everything: formatting and vet, unit tests, the end-to-end tests as
 # root, then a subset of them again in VMs with cgroup v2 (test-vm). CI runs it.

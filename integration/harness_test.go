@@ -353,11 +353,57 @@ func (e *env) dumpSupervisors() {
 			}
 		}
 		data, _ := os.ReadFile(logFile)
-		if len(data) > 64<<10 {
-			data = data[len(data)-64<<10:]
+		text := podrunGoroutines(string(data))
+		if len(text) > 32<<10 {
+			text = text[len(text)-32<<10:]
 		}
-		e.t.Logf("supervisor log of %s:\n%s", base, data)
+		e.t.Logf("supervisor log of %s:\n%s", base, text)
 	}
+}
+
+// podrunGoroutines shortens a Go runtime's goroutine dump (SIGQUIT) to the
+// goroutines that run podrun's code, each as its header and podrun's frames;
+// what comes before the dump is kept whole.
+func podrunGoroutines(log string) string {
+	before, dump, ok := strings.Cut(log, "SIGQUIT: quit")
+	if !ok {
+		return log
+	}
+	var b strings.Builder
+	b.WriteString(before)
+	b.WriteString("SIGQUIT: quit (goroutines running podrun's code, podrun's frames)\n")
+	for _, g := range strings.Split(dump, "\n\n") {
+		lines := strings.Split(strings.TrimSpace(g), "\n")
+		if !strings.HasPrefix(lines[0], "goroutine ") || !strings.Contains(g, "github.com/podrun/podrun/") {
+			continue
+		}
+		b.WriteString(lines[0] + "\n")
+		for i := 1; i+1 < len(lines); i++ {
+			if strings.HasPrefix(lines[i], "github.com/podrun/podrun/") {
+				file, _, _ := strings.Cut(strings.TrimSpace(lines[i+1]), " ")
+				fn := withoutArgs(lines[i])
+				b.WriteString("  " + strings.TrimPrefix(fn, "github.com/podrun/podrun/") + " " + file + "\n")
+			}
+		}
+	}
+	return b.String()
+}
+
+// withoutArgs is a dump's frame "pkg.(*T).f(0x1, {0x2, ...})" without its
+// argument list: up to the parenthesis that the last one closes.
+func withoutArgs(frame string) string {
+	depth := 0
+	for i := len(frame) - 1; i >= 0; i-- {
+		switch frame[i] {
+		case ')':
+			depth++
+		case '(':
+			if depth--; depth == 0 {
+				return frame[:i]
+			}
+		}
+	}
+	return frame
 }
 
 // leftovers lists what a deleted pod must not leave behind.
