@@ -13,6 +13,7 @@ import (
 
 	"github.com/gofrs/flock"
 
+	"github.com/podrun/podrun/internal/atomicfile"
 	"github.com/podrun/podrun/internal/lockwait"
 )
 
@@ -94,20 +95,7 @@ func writeState(stateDir string, st *podState) error {
 // commit of everything apply had just written: up to 17 ms on the sandbox's
 // path. What a host crash cut short is an earlier boot's (readState).
 func writeFileAtomic(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-"+filepath.Base(path))
-	if err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	tmp := f.Name()
-	_, err = f.Write(data)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		_ = os.Remove(tmp)
+	if err := atomicfile.Replace(path, data, 0o600); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	return nil

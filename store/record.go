@@ -17,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/podrun/podrun/internal/atomicfile"
 	"github.com/podrun/podrun/internal/crashpoint"
 	"github.com/podrun/podrun/internal/errdefs"
 	"github.com/podrun/podrun/podspec"
@@ -100,25 +101,7 @@ func WriteJSON(path string, v any) error {
 // objects, requests) go through WriteJSON, which fsyncs. Each
 // fsync costs 0.3–7 ms on a busy disk, on the pod's start path.
 func ReplaceFile(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Chmod(0o644)
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		_ = os.Remove(tmp)
-	}
-	return err
+	return atomicfile.Replace(path, data, 0o644)
 }
 
 func writeFileAtomic(path string, data []byte) error {
