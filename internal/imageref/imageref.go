@@ -1,7 +1,7 @@
 // Package imageref parses image references with the grammar of
 // github.com/distribution/reference (which the kubelet's
 // parsers.ParseImageName and go.podman.io/image's docker/reference share),
-// compiling its regular expressions on first use: podspec and the image
+// compiling its one regular expression on first use: podspec and the image
 // store's read side are linked into podrun-shim, the container init, whose
 // start must not pay for them.
 package imageref
@@ -28,22 +28,32 @@ const (
 	refDigest     = `[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*[:][[:xdigit:]]{32,}`
 )
 
-type regexps struct {
-	reference, identifier *regexp.Regexp
-	digestHex             map[string]*regexp.Regexp
+// referenceRegexp is the anchored reference grammar, compiled on first use: the
+// only expression here (the hex checks need none), and the costly one.
+var referenceRegexp = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(` + refName + `)(?::(` + refTag + `))?(?:@(` + refDigest + `))?$`)
+})
+
+// digestHexLen is the hex length of each digest algorithm go-digest knows.
+var digestHexLen = map[string]int{"sha256": 64, "sha384": 96, "sha512": 128}
+
+// isLowerHex reports whether s is n characters of [a-f0-9], what
+// distribution/reference's anchored `[a-f0-9]{n}` matches.
+func isLowerHex(s string, n int) bool {
+	if len(s) != n {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
 }
 
-var compiled = sync.OnceValue(func() *regexps {
-	return &regexps{
-		reference:  regexp.MustCompile(`^(` + refName + `)(?::(` + refTag + `))?(?:@(` + refDigest + `))?$`),
-		identifier: regexp.MustCompile(`^[a-f0-9]{64}$`),
-		digestHex: map[string]*regexp.Regexp{
-			"sha256": regexp.MustCompile(`^[a-f0-9]{64}$`),
-			"sha384": regexp.MustCompile(`^[a-f0-9]{96}$`),
-			"sha512": regexp.MustCompile(`^[a-f0-9]{128}$`),
-		},
-	}
-})
+// Warm compiles the reference grammar now, for a process that parses
+// references soon and is idle until then.
+func Warm() { referenceRegexp() }
 
 // ErrFormat is distribution/reference's ErrReferenceInvalidFormat.
 var ErrFormat = errors.New("invalid reference format")
@@ -66,13 +76,12 @@ func (r Ref) String() string {
 }
 
 // IsIdentifier reports whether s is a 64-character hex image ID.
-func IsIdentifier(s string) bool { return compiled().identifier.MatchString(s) }
+func IsIdentifier(s string) bool { return isLowerHex(s, 64) }
 
 // ParseNormalized is distribution/reference.ParseNormalizedNamed: docker.io
 // and library/ are added as docker does; the tag and digest are kept as given.
 func ParseNormalized(s string) (Ref, error) {
-	re := compiled()
-	if re.identifier.MatchString(s) {
+	if IsIdentifier(s) {
 		return Ref{}, fmt.Errorf("invalid repository name (%s), cannot specify 64-byte hexadecimal strings", s)
 	}
 	domain, remainder := SplitDockerDomain(s)
@@ -83,7 +92,7 @@ func ParseNormalized(s string) (Ref, error) {
 	if strings.ToLower(remote) != remote {
 		return Ref{}, fmt.Errorf("invalid reference format: repository name (%s) must be lowercase", remote)
 	}
-	m := re.reference.FindStringSubmatch(domain + "/" + remainder)
+	m := referenceRegexp().FindStringSubmatch(domain + "/" + remainder)
 	if m == nil {
 		return Ref{}, ErrFormat
 	}
@@ -92,11 +101,11 @@ func ParseNormalized(s string) (Ref, error) {
 	}
 	if m[3] != "" {
 		alg, hex, _ := strings.Cut(m[3], ":")
-		hre, ok := re.digestHex[alg]
+		n, ok := digestHexLen[alg]
 		if !ok {
 			return Ref{}, errors.New("unsupported digest algorithm")
 		}
-		if !hre.MatchString(hex) {
+		if !isLowerHex(hex, n) {
 			return Ref{}, errors.New("invalid checksum digest format")
 		}
 	}
