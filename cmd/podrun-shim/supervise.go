@@ -23,7 +23,9 @@ func supervise(l store.Layout, args []string) error {
 	}
 	if args[0] == "--standby" {
 		// Started ahead by apply (supervisor.SpawnStandby): the UID comes
-		// on fd 4 once the pod is recorded, or never.
+		// on fd 4 once the pod is recorded, or never; the wait is used for
+		// the start's first-use work (runtime.Warm).
+		go runtime.Warm()
 		uid, ok, err := ownerproc.StandbyWork()
 		if !ok {
 			return err
