@@ -337,12 +337,9 @@ func (e *env) cleanup() {
 // Only a live supervisor of this env's store is signalled: its command line
 // names this env's root.
 func (e *env) dumpSupervisors() {
-	dirs, _ := filepath.Glob(filepath.Join(e.root, "pods", "*"))
-	for _, dir := range dirs {
-		base := filepath.Base(dir)
-		uid := base[strings.LastIndex(base, "_")+1:]
-		paths := store.Layout{Root: e.root, RunRoot: e.runRoot}.Pod("", "", uid)
-		logFile := filepath.Join(dir, "supervisor.log")
+	recs, _ := store.ListPods(store.Layout{Root: e.root, RunRoot: e.runRoot}, "")
+	for _, rec := range recs {
+		paths := rec.Paths
 		if pid := store.SupervisorPid(paths); pid > 0 {
 			cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
 			if bytes.Contains(cmdline, []byte("\x00"+e.root+"\x00")) {
@@ -352,12 +349,12 @@ func (e *env) dumpSupervisors() {
 				}
 			}
 		}
-		data, _ := os.ReadFile(logFile)
+		data, _ := os.ReadFile(paths.SupervisorLog())
 		text := podrunGoroutines(string(data))
 		if len(text) > 32<<10 {
 			text = text[len(text)-32<<10:]
 		}
-		e.t.Logf("supervisor log of %s:\n%s", base, text)
+		e.t.Logf("supervisor log of %s:\n%s", filepath.Base(paths.Dir), text)
 	}
 }
 
