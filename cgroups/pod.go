@@ -191,6 +191,13 @@ func podPath(parent, podUID string) string {
 	return path.Join(parent, "pod"+podUID)
 }
 
+// CheckParent is cleanParent's verdict on a --cgroup-parent, for the CLI to
+// refuse it before anything is recorded.
+func CheckParent(parent string) error {
+	_, err := cleanParent(parent)
+	return err
+}
+
 // cleanParent validates a cgroup parent: absolute, because a relative cgroup
 // path lands below the caller's own cgroup.
 func cleanParent(parent string) (string, error) {

@@ -558,3 +558,17 @@ func TestPodPath(t *testing.T) {
 		}
 	}
 }
+
+// A parent that creation refuses holds no pod cgroup: destroying one under it
+// succeeds, so that a pod recorded with such a parent can always be deleted.
+func TestDestroyPodUnderARefusedParent(t *testing.T) {
+	if err := CheckParent("podrun-relative"); err == nil {
+		t.Fatal("a relative parent is accepted")
+	}
+	if err := DestroyPodWithin("podrun-relative", "0123", 0); err != nil {
+		t.Errorf("DestroyPod under a relative parent: %v", err)
+	}
+	if err := CheckParent("/podrun"); err != nil {
+		t.Errorf("/podrun: %v", err)
+	}
+}

@@ -191,6 +191,20 @@ spec:
 		t.Errorf("delete '*': %s", r)
 	}
 	e.must("get", "nsd", "-n", "ci")
+
+	// A relative cgroup parent would land below the caller's own cgroup: a
+	// usage error before anything is recorded (it used to be recorded, fail
+	// in the supervisor, and fail the pod's delete too).
+	root := t.TempDir()
+	cmd := exec.Command(podrunBin, "--root", root, "--run-root", filepath.Join(root, "run"), "--cgroup-parent", "podrun-relative",
+		"apply", "-f", e.manifest("apiVersion: v1\nkind: Pod\nmetadata: {name: rel}\nspec:\n  containers: [{name: app, image: busybox:1.28}]\n"))
+	out, _ := cmd.CombinedOutput()
+	if code := cmd.ProcessState.ExitCode(); code != 2 || !strings.Contains(string(out), `--cgroup-parent: cgroup parent "podrun-relative" must be an absolute path`) {
+		t.Errorf("apply with a relative --cgroup-parent: exit %d\n%s", code, out)
+	}
+	if pods, _ := filepath.Glob(filepath.Join(root, "pods", "*")); len(pods) > 0 {
+		t.Errorf("apply with a relative --cgroup-parent recorded %v", pods)
+	}
 }
 
 // -f repeated, -f DIR, -R and -f -, all in one transaction.

@@ -64,6 +64,9 @@ func setupLogging(c *cli.Context) error {
 		return cli.Exit(fmt.Sprintf("--log-level %q: want debug, info, warn or error", c.String("log-level")), exitUsage)
 	}
 	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})))
+	if err := cgroups.CheckParent(c.String("cgroup-parent")); err != nil {
+		return cli.Exit(fmt.Sprintf("--cgroup-parent: %v (a path from the cgroup root, e.g. %s)", err, store.DefaultCgroupParent), exitUsage)
+	}
 	_, _, err := logPolicy(c)
 	return err
 }
