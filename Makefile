@@ -5,8 +5,13 @@ VERSION  ?= $(shell tools/version.sh 2>/dev/null || echo v0.0.0-dev)
 BIN      := bin/podrun
 # podrun-shim creates the containers (supervisor, container init, exec); it is
 # built with the tag podrun_lean (no registry client, no CLI) next to podrun.
+# podrun-image pulls and loads images; it alone links go.podman.io/image
+# (the tag podrun_image adds the image package's writer), so the CLI starts
+# without it.
 SHIM     := bin/podrun-shim
 LEAN     := podrun_lean
+IMAGEBIN := bin/podrun-image
+WRITER   := podrun_image
 OUT      := _output
 BUSYBOX  := $(OUT)/busybox.tar
 # Debian packages the tests and the example need.
@@ -32,6 +37,7 @@ STATIC_LD    := -linkmode external -extldflags -static
 build: $(LIBSECCOMP_A)
 	CGO_ENABLED=1 $(GO) build -trimpath -tags '$(TAGS) $(STATIC_TAGS)' -ldflags "-s -w -X main.version=$(VERSION) $(STATIC_LD)" -o $(BIN) ./cmd/podrun
 	CGO_ENABLED=1 $(GO) build -trimpath -tags '$(TAGS) $(LEAN) $(STATIC_TAGS)' -ldflags "-s -w -X main.version=$(VERSION) $(STATIC_LD)" -o $(SHIM) ./cmd/podrun-shim
+	CGO_ENABLED=1 $(GO) build -trimpath -tags '$(TAGS) $(WRITER) $(STATIC_TAGS)' -ldflags "-s -w -X main.version=$(VERSION) $(STATIC_LD)" -o $(IMAGEBIN) ./cmd/podrun-image
 
 $(LIBSECCOMP_A):
 	@echo "$@ missing: make deps (libseccomp-dev)"; exit 1
@@ -75,9 +81,13 @@ vet:
 	$(GO) vet ./...
 	GOFLAGS= $(GO) vet ./...
 	$(GO) vet -tags '$(TAGS) $(LEAN)' ./cmd/podrun-shim ./image ./runtime ./supervisor/... ./podspec
+	$(GO) vet -tags '$(TAGS) $(WRITER)' ./cmd/podrun-image ./image
+	GOFLAGS= $(GO) vet -tags $(WRITER) ./cmd/podrun-image ./image
 
+# The image package's writer (pull, load: tag podrun_image) is tested with podrun-image's tags.
 unit:
 	$(GO) test -count=1 $$($(GO) list ./... | grep -v /integration)
+	$(GO) test -count=1 -tags '$(TAGS) $(WRITER)' ./image ./cmd/podrun-image
 
 # On a failure it ends with what the failed tests said (tools/test-failures.sh): the
 # end of CI's output then says why, not only which.
@@ -115,8 +125,8 @@ bench-compare: deps build image
 	CGO_ENABLED=0 $(GO) build -o $(DNSQUERY_BIN) ./bench/dnsquery
 	$(BENCH_BIN) -podrun $(BIN) -image $(BUSYBOX) -dnsquery $(DNSQUERY_BIN) -compare -o $(OUT)/bench-compare.md $(BENCH_FLAGS)
 
-# release builds the binaries users download (podrun and podrun-shim, in one
-# directory and one tarball): statically linked (glibc and
+# release builds the binaries users download (podrun, podrun-shim and
+# podrun-image, in one directory and one tarball): statically linked (glibc and
 # libseccomp from libseccomp-dev's libseccomp.a; Go's own resolver and user
 # lookup), with its semver version and its sha256, in $(OUT)/release.
 RELEASE  := $(OUT)/release
@@ -128,8 +138,11 @@ release: $(LIBSECCOMP_A)
 	CGO_ENABLED=1 $(GO) build -trimpath -tags '$(TAGS) $(LEAN) $(STATIC_TAGS)' \
 		-ldflags "-s -w -X main.version=$(VERSION) $(STATIC_LD)" \
 		-o $(RELEASE)/podrun-linux-amd64/podrun-shim ./cmd/podrun-shim
-	@for b in podrun podrun-shim; do if ldd $(RELEASE)/podrun-linux-amd64/$$b >/dev/null 2>&1; then echo "$$b is dynamically linked"; exit 1; fi; done
-	cd $(RELEASE)/podrun-linux-amd64 && sha256sum podrun podrun-shim > SHA256SUMS
+	CGO_ENABLED=1 $(GO) build -trimpath -tags '$(TAGS) $(WRITER) $(STATIC_TAGS)' \
+		-ldflags "-s -w -X main.version=$(VERSION) $(STATIC_LD)" \
+		-o $(RELEASE)/podrun-linux-amd64/podrun-image ./cmd/podrun-image
+	@for b in podrun podrun-shim podrun-image; do if ldd $(RELEASE)/podrun-linux-amd64/$$b >/dev/null 2>&1; then echo "$$b is dynamically linked"; exit 1; fi; done
+	cd $(RELEASE)/podrun-linux-amd64 && sha256sum podrun podrun-shim podrun-image > SHA256SUMS
 	tar -C $(RELEASE) -czf $(RELEASE)/podrun-linux-amd64.tar.gz podrun-linux-amd64
 	cd $(RELEASE) && sha256sum podrun-linux-amd64.tar.gz > podrun-linux-amd64.tar.gz.sha256
 	@$(RELEASE)/podrun-linux-amd64/podrun version | head -1

@@ -1,4 +1,4 @@
-//go:build !podrun_lean
+//go:build podrun_image
 
 package image
 

@@ -174,7 +174,7 @@ func urlsMatch(glob, target string) bool {
 	return true
 }
 
-// keyringWire is a Keyring as `podrun pull --keyring-stdin` reads it: the
+// keyringWire is a Keyring as `podrun-image pull --keyring-stdin` reads it: the
 // lean binary (podrun-shim) hands a pod's pull secrets to the CLI's pull
 // through a pipe, never through a file.
 type keyringWire struct {
@@ -182,7 +182,7 @@ type keyringWire struct {
 	Creds map[string][]Auth `json:"creds"`
 }
 
-// MarshalJSON encodes the keyring for `podrun pull --keyring-stdin`.
+// MarshalJSON encodes the keyring for `podrun-image pull --keyring-stdin`.
 func (k *Keyring) MarshalJSON() ([]byte, error) {
 	return json.Marshal(keyringWire{Index: k.index, Creds: k.creds})
 }

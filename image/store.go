@@ -39,6 +39,11 @@ const (
 )
 
 // Store is the local image store rooted at one directory (`<--root>/images`). Its methods
+// HelperName is the binary that pulls and loads images (cmd/podrun-image, built
+// with the tag podrun_image, which adds pull.go, load.go and their kin to this
+// package), installed next to podrun and podrun-shim, which run it.
+const HelperName = "podrun-image"
+
 // are safe for concurrent use by goroutines and by several processes.
 type Store struct {
 	root string

@@ -895,15 +895,28 @@ func TestCLIVersionNamesTheShim(t *testing.T) {
 	if len(lines) < 2 || lines[1] != want {
 		t.Errorf("podrun version:\n%s\nwant its second line %q", out, want)
 	}
+	want = "podrun-image: " + filepath.Join(filepath.Dir(abs), "podrun-image") + " " + cliVersion
+	if len(lines) < 3 || lines[2] != want {
+		t.Errorf("podrun version:\n%s\nwant its third line %q", out, want)
+	}
+	// The registry client's version comes from podrun-image, which links it.
+	if !strings.Contains(string(out), "\ngo.podman.io/image/v5: v") {
+		t.Errorf("podrun version names no go.podman.io/image version:\n%s", out)
+	}
 	out, err = exec.Command(podrunBin, "info", "-o", "json").Output()
 	if err != nil {
 		t.Fatalf("podrun info: %v\n%s", err, out)
 	}
 	var info struct {
-		Shim struct{ Path, Version, Problem string }
+		Shim        struct{ Path, Version, Problem string }
+		ImageHelper struct{ Path, Version, Problem string }
+		Libraries   map[string]string
 	}
 	if err := json.Unmarshal(out, &info); err != nil || info.Shim.Version != cliVersion || info.Shim.Problem != "" {
 		t.Errorf("podrun info's shim: %+v (%v)", info.Shim, err)
+	}
+	if info.ImageHelper.Version != cliVersion || info.ImageHelper.Problem != "" || info.Libraries["go.podman.io/image/v5"] == "" {
+		t.Errorf("podrun info's podrun-image: %+v, libraries %v", info.ImageHelper, info.Libraries)
 	}
 
 	// The CLI alone, without its shim.
@@ -913,8 +926,15 @@ func TestCLIVersionNamesTheShim(t *testing.T) {
 		t.Errorf("podrun version without its shim: %v\n%s", err, out)
 	}
 	out, _ = exec.Command(alone, "info").CombinedOutput()
-	if !strings.Contains(string(out), "podrun-shim missing: pods cannot start") {
-		t.Errorf("podrun info without its shim warns of nothing:\n%s", out)
+	if !strings.Contains(string(out), "podrun-shim missing: pods cannot start") || !strings.Contains(string(out), "podrun-image missing: images cannot be pulled or loaded") {
+		t.Errorf("podrun info without its shim and podrun-image warns of nothing:\n%s", out)
+	}
+	// A load without podrun-image fails at once and says what to install where.
+	root := t.TempDir()
+	cmd := exec.Command(alone, "--root", root, "load", "-i", testImage)
+	out, err = cmd.CombinedOutput()
+	if code := cmd.ProcessState.ExitCode(); code != 1 || !strings.Contains(string(out), "podrun-image must be installed next to "+alone) {
+		t.Errorf("podrun load without podrun-image: exit %d (%v)\n%s", code, err, out)
 	}
 }
 

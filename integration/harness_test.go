@@ -42,7 +42,7 @@ func TestMain(m *testing.M) {
 	if podrunBin == "" {
 		podrunBin = filepath.Join(tmp, "podrun")
 		tags := "containers_image_openpgp exclude_graphdriver_btrfs exclude_graphdriver_devicemapper seccomp"
-		for _, b := range [][]string{{"-tags", tags, "-o", podrunBin, "../cmd/podrun"}, {"-tags", tags + " podrun_lean", "-o", podrunBin + "-shim", "../cmd/podrun-shim"}} {
+		for _, b := range [][]string{{"-tags", tags, "-o", podrunBin, "../cmd/podrun"}, {"-tags", tags + " podrun_lean", "-o", podrunBin + "-shim", "../cmd/podrun-shim"}, {"-tags", tags + " podrun_image", "-o", podrunBin + "-image", "../cmd/podrun-image"}} {
 			cmd := exec.Command("go", append([]string{"build"}, b...)...)
 			cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 			if err := cmd.Run(); err != nil {

@@ -93,7 +93,7 @@ trap 'exit 130' INT TERM
 rm -rf "$payload" && mkdir -p "$payload"
 bin=${VM_PODRUN:-bin/podrun}
 cp "$bin" "$payload/podrun"
-cp "$(dirname "$bin")/podrun-shim" "$payload/podrun-shim" # the CLI runs it from its own directory
+cp "$(dirname "$bin")/podrun-shim" "$(dirname "$bin")/podrun-image" "$payload/" # the CLI runs them from its own directory
 cp _output/busybox.tar "$payload/busybox.tar"
 go test -c -o "$payload/integration.test" ./integration
 cp vm/guest-test.sh "$payload/guest-test.sh"

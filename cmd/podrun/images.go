@@ -1,14 +1,10 @@
 package main
 
 import (
-	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"strings"
-	"sync"
 
 	units "github.com/docker/go-units"
 
@@ -34,47 +30,23 @@ func pullCommand() *cli.Command {
 			&cli.StringFlag{Name: "authfile", Usage: "registry credentials (default: containers auth.json, then ~/.docker/config.json)"},
 			&cli.BoolFlag{Name: "insecure", Usage: "allow HTTP and unverified TLS for this registry"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print only the image ID"},
-			// For podrun-shim, which pulls through this command: a pod's pull
-			// secrets on stdin, and each blob's progress as JSON lines.
-			&cli.BoolFlag{Name: "keyring-stdin", Hidden: true},
-			&cli.IntFlag{Name: "layer-progress-fd", Hidden: true},
 		},
+		// podrun-image pulls (the CLI does not link the registry client).
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
 				return usageError("pull needs one image reference")
 			}
-			store, err := openStore(c)
-			if err != nil {
-				return err
+			args := []string{"--root", layout(c).Root, "pull"}
+			if v := c.String("authfile"); v != "" {
+				args = append(args, "--authfile", v)
 			}
-			opts := image.PullOptions{AuthFile: c.String("authfile"), Insecure: c.Bool("insecure")}
-			if !c.Bool("quiet") {
-				opts.Progress = os.Stderr
-				opts.Terminal = term.IsTerminal(int(os.Stderr.Fd()))
+			if c.Bool("insecure") {
+				args = append(args, "--insecure")
 			}
-			if c.Bool("keyring-stdin") {
-				opts.Keyring = &image.Keyring{}
-				if err := json.NewDecoder(os.Stdin).Decode(opts.Keyring); err != nil {
-					return usageError("--keyring-stdin: %v", err)
-				}
+			if c.Bool("quiet") {
+				args = append(args, "-q")
 			}
-			if fd := c.Int("layer-progress-fd"); fd > 0 {
-				f := os.NewFile(uintptr(fd), "layer-progress")
-				defer f.Close()
-				enc := json.NewEncoder(f)
-				var mu sync.Mutex
-				opts.OnLayer = func(lp image.LayerProgress) {
-					mu.Lock()
-					defer mu.Unlock()
-					_ = enc.Encode(lp)
-				}
-			}
-			img, err := store.Pull(context.Background(), c.Args().First(), opts)
-			if err != nil {
-				return failed("%v", err)
-			}
-			fmt.Println(img.ID)
-			return nil
+			return runImageHelper(append(args, "--", c.Args().First()))
 		},
 	}
 }
@@ -93,56 +65,25 @@ func loadCommand() *cli.Command {
 			&cli.StringFlag{Name: "input", Aliases: []string{"i"}, Usage: "the archive (- or none: stdin)"},
 			&cli.StringFlag{Name: "tag", Usage: "name the loaded image (e.g. busybox:1.28)"},
 		},
+		// podrun-image loads (the CLI does not link the archive readers).
 		Action: func(c *cli.Context) error {
+			if c.NArg() != 0 {
+				return usageError("load takes no arguments: podrun load -i FILE, or an archive on stdin")
+			}
 			input := c.String("input")
-			if input == "" || input == "-" {
-				if term.IsTerminal(int(os.Stdin.Fd())) {
-					return usageError("load needs an archive: podrun load -i FILE, or one on stdin")
-				}
-				// The archive readers need a file they can seek in: stdin is
-				// copied next to the store first (same file system, root's).
-				tmp, err := stdinToFile(layout(c).Root)
-				if err != nil {
-					return failed("reading the archive from stdin: %v", err)
-				}
-				defer os.Remove(tmp)
-				input = tmp
+			if (input == "" || input == "-") && term.IsTerminal(int(os.Stdin.Fd())) {
+				return usageError("load needs an archive: podrun load -i FILE, or one on stdin")
 			}
-			store, err := openStore(c)
-			if err != nil {
-				return err
+			args := []string{"--root", layout(c).Root, "load"}
+			if input != "" {
+				args = append(args, "-i", input)
 			}
-			imgs, err := store.Load(context.Background(), input, c.String("tag"), os.Stderr)
-			if err != nil {
-				return failed("%v", err)
+			if v := c.String("tag"); v != "" {
+				args = append(args, "--tag", v)
 			}
-			for _, img := range imgs {
-				fmt.Printf("Loaded image: %s\n", strings.Join(img.Names, ", "))
-			}
-			return nil
+			return runImageHelper(args)
 		},
 	}
-}
-
-// stdinToFile copies stdin into a new file under dir and returns its path.
-func stdinToFile(dir string) (string, error) {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", err
-	}
-	f, err := os.CreateTemp(dir, ".load-stdin-*.tar")
-	if err != nil {
-		return "", err
-	}
-	if _, err := io.Copy(f, os.Stdin); err != nil {
-		f.Close()
-		os.Remove(f.Name())
-		return "", err
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(f.Name())
-		return "", err
-	}
-	return f.Name(), nil
 }
 
 func imagesCommand() *cli.Command {

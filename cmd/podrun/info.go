@@ -1,11 +1,13 @@
 package main
 
 import (
+	"debug/buildinfo"
 	"encoding/json"
 	"fmt"
 	"os"
 	goruntime "runtime"
 	"runtime/debug"
+	"slices"
 	"strings"
 
 	"github.com/google/nftables"
@@ -23,8 +25,8 @@ var infoLibraries = []string{
 	"github.com/opencontainers/runc",
 	"github.com/opencontainers/cgroups",
 	"github.com/opencontainers/runtime-spec",
-	"github.com/containers/image/v5",
-	"github.com/containers/storage",
+	"go.podman.io/image/v5", // linked into podrun-image: read from its build info
+	"go.podman.io/storage",
 	"github.com/seccomp/libseccomp-golang",
 	"github.com/google/nftables",
 	"github.com/vishvananda/netlink",
@@ -37,7 +39,8 @@ type Info struct {
 	Go        string            `json:"go"`
 	Platform  string            `json:"platform"`
 	Libraries map[string]string `json:"libraries"`
-	Shim      ShimInfo          `json:"shim"`
+	Shim      HelperInfo        `json:"shim"`
+	Image     HelperInfo        `json:"imageHelper"`
 	Host      HostInfo          `json:"host"`
 	Warnings  []string          `json:"warnings"`
 }
@@ -87,24 +90,18 @@ func gatherInfo(driver string) Info {
 		Platform:  goruntime.GOOS + "/" + goruntime.GOARCH,
 		Libraries: map[string]string{},
 	}
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		for _, d := range bi.Deps {
-			for _, want := range infoLibraries {
-				if d.Path == want {
-					v := d.Version
-					if d.Replace != nil {
-						v = d.Replace.Version
-					}
-					info.Libraries[d.Path] = v
-				}
-			}
-		}
+	for path, v := range moduleVersions(infoLibraries) {
+		info.Libraries[path] = v
 	}
 	if v := libseccompVersion(); v != "" {
 		info.Libraries["libseccomp"] = v
 	}
-	info.Shim = shimInfo()
+	info.Shim = helperInfo(shimName)
+	info.Image = helperInfo(imageName)
 	info.Host, info.Warnings = hostInfo(driver, true)
+	if info.Image.Problem != "" {
+		info.Warnings = append([]string{imageName + " " + info.Image.Problem}, info.Warnings...)
+	}
 	if info.Shim.Problem != "" {
 		info.Warnings = append([]string{shimName + " " + info.Shim.Problem}, info.Warnings...)
 	}
@@ -202,6 +199,7 @@ func contains(list []string, s string) bool {
 func printInfo(info Info) {
 	fmt.Printf("podrun %s\n", info.Version)
 	fmt.Printf("%s: %s\n", shimName, info.Shim)
+	fmt.Printf("%s: %s\n", imageName, info.Image)
 	fmt.Printf("go: %s %s\n", info.Go, info.Platform)
 	fmt.Println("libraries:")
 	for _, l := range append(append([]string{}, infoLibraries...), "libseccomp") {
@@ -237,4 +235,32 @@ func printInfo(info Info) {
 	for _, w := range info.Warnings {
 		fmt.Printf("Warning: %s\n", w)
 	}
+}
+
+// moduleVersions are the versions of the modules in want that this binary or
+// podrun-image (next to it: the registry client and the image store's writer
+// live there) is built with.
+func moduleVersions(want []string) map[string]string {
+	out := map[string]string{}
+	add := func(bi *debug.BuildInfo) {
+		for _, d := range bi.Deps {
+			if !slices.Contains(want, d.Path) {
+				continue
+			}
+			v := d.Version
+			if d.Replace != nil {
+				v = d.Replace.Version
+			}
+			out[d.Path] = v
+		}
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		add(bi)
+	}
+	if p, err := helperPath(imageName); err == nil {
+		if bi, err := buildinfo.ReadFile(p); err == nil {
+			add(bi)
+		}
+	}
+	return out
 }

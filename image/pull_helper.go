@@ -1,4 +1,4 @@
-//go:build podrun_lean
+//go:build !podrun_image
 
 package image
 
@@ -15,35 +15,42 @@ import (
 	"strings"
 )
 
-// PullOptions configure Pull. The lean build (podrun-shim: the supervisor and the
-// container init) has no registry client of its own: it pulls by running the CLI's
-// `podrun pull`, found next to its own binary, which writes the same store.
+// PullOptions configure Pull. Only podrun-image (cmd/podrun-image, built with
+// the tag podrun_image) links the registry client and the archive readers
+// (go.podman.io/image and storage); the CLI and podrun-shim pull by running it,
+// found next to their own binary. It writes the same store.
 type PullOptions struct {
 	AuthFile string
 	Insecure bool
 	Progress io.Writer
 	Terminal bool
-	// OnLayer gets each blob's progress, which the CLI's pull writes as JSON
-	// lines to the pipe given by --layer-progress-fd.
+	// OnLayer gets each blob's progress, which podrun-image's pull writes as
+	// JSON lines to the pipe given by --layer-progress-fd.
 	OnLayer func(LayerProgress)
-	// Keyring holds the pod's pull secrets, handed to the CLI's pull on its
+	// Keyring holds the pod's pull secrets, handed to podrun-image on its
 	// stdin (--keyring-stdin), never through a file.
 	Keyring *Keyring
 }
 
-// CLIName is the CLI binary the lean build runs for pulls, in its own directory.
-const CLIName = "podrun"
-
-// Pull runs `podrun --root <root> pull -q REF` and returns the image it stored. The
-// store's root is `<--root>/images`, so the CLI's --root is its parent.
-func (s *Store) Pull(ctx context.Context, ref string, opts PullOptions) (*Image, error) {
+// HelperPath is podrun-image in the directory of the running binary.
+func HelperPath() (string, error) {
 	self, err := os.Executable()
 	if err != nil {
-		return nil, fmt.Errorf("pulling %s: finding the podrun CLI: %w", ref, err)
+		return "", fmt.Errorf("finding %s: %w", HelperName, err)
 	}
-	cli := filepath.Join(filepath.Dir(self), CLIName)
-	if _, err := os.Stat(cli); err != nil {
-		return nil, fmt.Errorf("pulling %s: the podrun CLI must be installed next to %s: %w", ref, self, err)
+	p := filepath.Join(filepath.Dir(self), HelperName)
+	if _, err := os.Stat(p); err != nil {
+		return "", fmt.Errorf("%s must be installed next to %s (make build and make release build podrun, podrun-shim and podrun-image): %w", HelperName, self, err)
+	}
+	return p, nil
+}
+
+// Pull runs `podrun-image --root <root> pull -q REF` and returns the image it
+// stored. The store's root is `<--root>/images`, so the helper's --root is its parent.
+func (s *Store) Pull(ctx context.Context, ref string, opts PullOptions) (*Image, error) {
+	helper, err := HelperPath()
+	if err != nil {
+		return nil, fmt.Errorf("pulling %s: %w", ref, err)
 	}
 	args := []string{"--root", filepath.Dir(s.root), "pull", "-q"}
 	if opts.AuthFile != "" {
@@ -64,7 +71,7 @@ func (s *Store) Pull(ctx context.Context, ref string, opts PullOptions) (*Image,
 		defer progW.Close()
 		args = append(args, "--layer-progress-fd", "3")
 	}
-	cmd := exec.CommandContext(ctx, cli, append(args, ref)...)
+	cmd := exec.CommandContext(ctx, helper, append(append(args, "--"), ref)...)
 	if progW != nil {
 		cmd.ExtraFiles = []*os.File{progW}
 	}
@@ -118,7 +125,7 @@ func (s *Store) Pull(ctx context.Context, ref string, opts PullOptions) (*Image,
 	}
 	id := strings.TrimSpace(stdout.String())
 	if id == "" {
-		return nil, fmt.Errorf("pulling %s: podrun pull printed no image ID", ref)
+		return nil, fmt.Errorf("pulling %s: %s pull printed no image ID", ref, HelperName)
 	}
 	return s.Lookup(id)
 }
