@@ -125,24 +125,27 @@ func applyManifests(c *cli.Context, files []string, how applyHow) error {
 		return usageError("--output %q: apply prints name, yaml or json", output)
 	}
 	l := layout(c)
+	var standby *supervisor.Standby
 	if dryRun == "none" {
 		// The records' JSON encoders are built on the other CPU while the
 		// manifests are decoded (the pod's hash and records use them).
 		go store.WarmCodecs()
+		// A supervisor starts now, its Go start beside the CLI's loading,
+		// checks and records, and is given the first new pod once it is
+		// recorded; an apply that creates no pod discards it.
+		if shim, err := shimPath(); err == nil {
+			standby = supervisor.SpawnStandby(l, supervisor.ApplyOptions{Exe: shim, LogLevel: c.String("log-level")})
+			defer standby.Discard()
+		}
 	}
 	in, err := loadPlans(l, files, how.load, c.String("namespace"))
 	if err != nil {
 		return err
 	}
 	plans := in.plans
-	var standby *supervisor.Standby
-	if dryRun == "none" && createsPod(l, plans) {
-		// The first new pod's supervisor starts now, beside the checks
-		// below and the records, and is given its pod once it is recorded.
-		if shim, err := shimPath(); err == nil {
-			standby = supervisor.SpawnStandby(l, supervisor.ApplyOptions{Exe: shim, LogLevel: c.String("log-level")})
-			defer standby.Discard()
-		}
+	if standby != nil && !createsPod(l, plans) {
+		standby.Discard()
+		standby = nil
 	}
 	for _, p := range plans {
 		for _, w := range append(append([]string(nil), p.Warnings...), runtime.Unhonoured(p.Pod)...) {
