@@ -13,6 +13,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+
+	"github.com/podrun/podrun/internal/sibling"
 )
 
 // PullOptions configure Pull. Only podrun-image (cmd/podrun-image, built with
@@ -33,17 +35,7 @@ type PullOptions struct {
 }
 
 // HelperPath is podrun-image in the directory of the running binary.
-func HelperPath() (string, error) {
-	self, err := os.Executable()
-	if err != nil {
-		return "", fmt.Errorf("finding %s: %w", HelperName, err)
-	}
-	p := filepath.Join(filepath.Dir(self), HelperName)
-	if _, err := os.Stat(p); err != nil {
-		return "", fmt.Errorf("%s must be installed next to %s (make build and make release build podrun, podrun-shim and podrun-image): %w", HelperName, self, err)
-	}
-	return p, nil
-}
+func HelperPath() (string, error) { return sibling.Path(HelperName) }
 
 // Pull runs `podrun-image --root <root> pull -q REF` and returns the image it
 // stored. The store's root is `<--root>/images`, so the helper's --root is its parent.

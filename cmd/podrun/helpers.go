@@ -17,6 +17,7 @@ import (
 
 	"github.com/podrun/podrun/image"
 	"github.com/podrun/podrun/internal/errdefs"
+	"github.com/podrun/podrun/internal/sibling"
 	"github.com/podrun/podrun/runtime"
 	"github.com/podrun/podrun/store"
 	"github.com/podrun/podrun/supervisor"
@@ -33,17 +34,7 @@ const (
 )
 
 // helperPath is the binary name in this binary's own directory.
-func helperPath(name string) (string, error) {
-	exe, err := os.Executable()
-	if err != nil {
-		return "", err
-	}
-	p := filepath.Join(filepath.Dir(exe), name)
-	if _, err := os.Stat(p); err != nil {
-		return "", fmt.Errorf("%s must be installed next to %s (make build and make release build podrun, %s and %s): %w", name, exe, shimName, imageName, err)
-	}
-	return p, nil
-}
+func helperPath(name string) (string, error) { return sibling.Path(name) }
 
 // shimPath is podrun-shim in this binary's own directory.
 func shimPath() (string, error) { return helperPath(shimName) }
@@ -60,11 +51,11 @@ type HelperInfo struct {
 
 // helperInfo finds the binary name next to this one and asks its version.
 func helperInfo(name string) HelperInfo {
-	exe, err := os.Executable()
+	dir, err := sibling.Dir()
 	if err != nil {
 		return HelperInfo{Path: name, Problem: err.Error()}
 	}
-	return helperInfoIn(filepath.Dir(exe), name, version)
+	return helperInfoIn(dir, name, version)
 }
 
 // helperConsequence is what does not work without each helper.
@@ -77,7 +68,7 @@ var helperConsequence = map[string]string{
 func helperInfoIn(dir, name, cliVersion string) HelperInfo {
 	info := HelperInfo{Path: filepath.Join(dir, name)}
 	if _, err := os.Stat(info.Path); err != nil {
-		info.Problem = fmt.Sprintf("missing: %s (install %s next to podrun: make build and make release build all three)", helperConsequence[name], name)
+		info.Problem = fmt.Sprintf("missing: %s (install %s next to podrun: make build and make release build %s)", helperConsequence[name], name, sibling.Installed)
 		return info
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
