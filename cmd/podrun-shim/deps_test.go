@@ -1,24 +1,15 @@
 package main
 
 import (
-	"os/exec"
-	"strings"
 	"testing"
+
+	"github.com/podrun/podrun/internal/depcheck"
 )
 
 // The shim is the binary libcontainer re-executes as every container's init:
 // it must stay small. These must never be linked into it.
 func TestShimLinksNoHeavyDependencies(t *testing.T) {
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("no go command")
-	}
-	tags := "containers_image_openpgp exclude_graphdriver_btrfs exclude_graphdriver_devicemapper seccomp podrun_lean"
-	out, err := exec.Command(goBin, "list", "-deps", "-tags", tags, ".").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go list: %v\n%s", err, out)
-	}
-	banned := []string{
+	depcheck.Banned(t, depcheck.Tags+" podrun_lean", "github.com/podrun/podrun/cmd/podrun-shim", []string{
 		"go.podman.io/", "github.com/containers/", "github.com/urfave/cli", "google.golang.org/grpc", "google.golang.org/protobuf", "github.com/podrun/podrun/cmd/podrun",
 		// The manifest loader and the API server's validation (podspec's
 		// files built without podrun_lean): apply validated the pod
@@ -31,14 +22,5 @@ func TestShimLinksNoHeavyDependencies(t *testing.T) {
 		"k8s.io/apimachinery/pkg/apis/meta/v1/validation", "k8s.io/apimachinery/pkg/api/validate$",
 		// The image store's read side parses digests itself (image/digest.go).
 		"github.com/opencontainers/go-digest", "github.com/opencontainers/image-spec",
-	}
-	for _, pkg := range strings.Fields(string(out)) {
-		for _, banned := range banned {
-			// A trailing $ bans that package alone, else the prefix.
-			exact, ok := strings.CutSuffix(banned, "$")
-			if (ok && pkg == exact || !ok && strings.HasPrefix(pkg, banned)) && pkg != "github.com/podrun/podrun/cmd/podrun-shim" {
-				t.Errorf("podrun-shim links %s", pkg)
-			}
-		}
-	}
+	})
 }
