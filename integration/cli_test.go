@@ -794,6 +794,59 @@ func TestCLINeedsRoot(t *testing.T) {
 	}
 }
 
+// A load reading its archive from stdin ends on SIGTERM to the CLI (which
+// passes it to podrun-image and waits for it) and leaves no copy of the
+// half-read archive behind, though the writer never closes the pipe.
+func TestCLILoadFromStdinEndsOnSigterm(t *testing.T) {
+	e := newEnv(t)
+	cmd := exec.Command(podrunBin, e.args("load")...)
+	w, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	// A podrun-image that outlives the CLI holds the output pipe: Wait must
+	// not wait for it.
+	cmd.WaitDelay = 5 * time.Second
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	if _, err := w.Write(make([]byte, 64<<10)); err != nil {
+		t.Fatal(err)
+	}
+	copies := func() []string {
+		m, _ := filepath.Glob(filepath.Join(e.root, ".load-stdin-*"))
+		return m
+	}
+	for deadline := time.Now().Add(30 * time.Second); len(copies()) == 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			_ = cmd.Process.Kill()
+			t.Fatalf("no copy of stdin appeared under %s\n%s", e.root, out.String())
+		}
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Errorf("load ended well after SIGTERM:\n%s", out.String())
+		}
+	case <-time.After(30 * time.Second):
+		_ = cmd.Process.Kill()
+		w.Close() // EOF for a podrun-image still reading, so that it ends
+		<-done
+		t.Fatalf("load still runs 30 s after SIGTERM\n%s", out.String())
+	}
+	if left := copies(); len(left) > 0 {
+		t.Errorf("the half-read archive is left behind: %v\n%s", left, out.String())
+	}
+}
+
 // events, get events, top pod and load from stdin.
 func TestCLIEventsTopLoadStdin(t *testing.T) {
 	e := newCLIEnv(t)

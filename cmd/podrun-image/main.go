@@ -156,7 +156,7 @@ func load(ctx context.Context, l store.Layout, args []string, stdin *os.File, st
 		}
 		// The archive readers need a file they can seek in: stdin is copied
 		// next to the store first (same file system, root's).
-		tmp, err := stdinToFile(l.Root, stdin)
+		tmp, err := stdinToFile(ctx, l.Root, stdin, stderr)
 		if err != nil {
 			return fmt.Errorf("reading the archive from stdin: %w", err)
 		}
@@ -177,8 +177,10 @@ func load(ctx context.Context, l store.Layout, args []string, stdin *os.File, st
 	return nil
 }
 
-// stdinToFile copies r into a new file under dir and returns its path.
-func stdinToFile(dir string, r io.Reader) (string, error) {
+// stdinToFile copies r into a new file under dir and returns its path. A
+// read of stdin does not return for a signal: once ctx ends (SIGINT,
+// SIGTERM) the copy is removed and the process ends at once (exit 130).
+func stdinToFile(ctx context.Context, dir string, r io.Reader, stderr io.Writer) (string, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", err
 	}
@@ -186,6 +188,12 @@ func stdinToFile(dir string, r io.Reader) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	stop := context.AfterFunc(ctx, func() {
+		os.Remove(f.Name())
+		fmt.Fprintln(stderr, "error: interrupted while reading the archive from stdin")
+		os.Exit(130)
+	})
+	defer stop()
 	if _, err := io.Copy(f, r); err != nil {
 		f.Close()
 		os.Remove(f.Name())

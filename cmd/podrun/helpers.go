@@ -117,8 +117,9 @@ func (s HelperInfo) String() string {
 
 // runImageHelper runs podrun-image with args, on this command's own stdin,
 // stdout and stderr (its progress bars see the terminal), and exits as it
-// does: it printed its error itself. SIGINT reaches it from the terminal;
-// a SIGTERM sent to this process is passed on, so it removes its work files.
+// does: it printed its error itself. SIGINT and SIGTERM sent to this process
+// are passed on and it waits, so podrun-image removes its work files first
+// (a terminal's Ctrl-C reaches both; podrun-image stops at the first).
 func runImageHelper(args []string) error {
 	helper, err := helperPath(imageName)
 	if err != nil {
@@ -137,9 +138,7 @@ func runImageHelper(args []string) error {
 	for {
 		select {
 		case sig := <-sigs:
-			if sig == syscall.SIGTERM {
-				_ = cmd.Process.Signal(sig)
-			}
+			_ = cmd.Process.Signal(sig)
 		case err := <-done:
 			var exit *exec.ExitError
 			switch {
