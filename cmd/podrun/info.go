@@ -136,7 +136,7 @@ func hostInfo(driver string, iptables bool) (HostInfo, []string) {
 	}
 	if h.CgroupVersion == "v2" {
 		for _, c := range []string{"cpu", "memory", "pids"} {
-			if !contains(h.Controllers, c) {
+			if !slices.Contains(h.Controllers, c) {
 				warn = append(warn, fmt.Sprintf("the cgroup v2 %s controller is not available: pods with %s limits fail to start", c, c))
 			}
 		}
@@ -185,15 +185,6 @@ func unifiedRoot() string {
 		return "/sys/fs/cgroup"
 	}
 	return "/sys/fs/cgroup/unified"
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func printInfo(info Info) {
