@@ -254,6 +254,11 @@ func (c *Context) createPod(k *store.Kind, owner store.Object, tmpl *corev1.PodT
 // DeletePod deletes a pod through supervisor.Delete, in the background and
 // within its grace period; the pod counts as gone from now on. failed says
 // it is deleted because it failed: the owner's next replacement backs off.
+// As the API server's DELETE, it returns once the pod reads as Terminating
+// (its deletionTimestamp set), so that no status the controller writes next
+// (a ReplicaSet's replicas, a finished rollout) runs ahead of what `get`
+// shows; it waits at most requestWait for that (another command holding
+// the pod's name, an apply of it, must not stall every controller).
 func (c *Context) DeletePod(pod *corev1.Pod, ownerUID types.UID, failed bool) {
 	ct := c.ctrl
 	ct.mu.Lock()
@@ -270,6 +275,9 @@ func (c *Context) DeletePod(pod *corev1.Pod, ownerUID types.UID, failed bool) {
 	}
 	ct.mu.Unlock()
 	c.Log.Info("deleting pod", "pod", pod.Namespace+"/"+pod.Name, "failed", failed)
+	requested := make(chan struct{})
+	var once sync.Once
+	mark := func() { once.Do(func() { close(requested) }) }
 	go func() {
 		defer func() {
 			ct.mu.Lock()
@@ -277,15 +285,24 @@ func (c *Context) DeletePod(pod *corev1.Pod, ownerUID types.UID, failed bool) {
 			ct.mu.Unlock()
 			ct.poke()
 		}()
+		defer mark()
 		rec, err := store.FindPod(c.L, pod.Namespace, pod.Name)
 		if err != nil || rec.Pod.UID != pod.UID {
 			return
 		}
-		if err := supervisor.Delete(c.L, rec, supervisor.DeleteOptions{}); err != nil {
+		if err := supervisor.Delete(c.L, rec, supervisor.DeleteOptions{Requested: mark}); err != nil {
 			c.Log.Error("deleting pod", "pod", pod.Namespace+"/"+pod.Name, "err", err)
 		}
 	}()
+	select {
+	case <-requested:
+	case <-time.After(requestWait):
+		c.Log.Info("pod not yet marked for deletion; its deletion goes on", "pod", pod.Namespace+"/"+pod.Name)
+	}
 }
+
+// requestWait bounds DeletePod's wait for a pod to read as Terminating.
+const requestWait = 5 * time.Second
 
 func (ct *controllers) backoffFor(uid types.UID) (backoffState, bool) {
 	ct.mu.Lock()
