@@ -146,6 +146,75 @@ func podPhase(pod *corev1.Pod, statuses []corev1.ContainerStatus, podIsTerminal,
 	}
 }
 
+// What the kubelet reports of a container it cannot account for at the end
+// of the pod (kubecontainer.ContainerReasonStatusUnknown).
+const (
+	reasonStatusUnknown  = "ContainerStatusUnknown"
+	messageStatusUnknown = "The container could not be located when the pod was terminated"
+)
+
+// terminatePod is the status manager's TerminatePod, applied once nothing of
+// the pod runs any more: a container without a final state is reported as
+// failed (every app container once the pod has initialized; init containers
+// up to the last one that was started, and at least the first), and a pod
+// still Pending or Running ends Failed, so every pod reaches a terminal phase
+// before its record goes.
+func terminatePod(pod *corev1.Pod, s *corev1.PodStatus) {
+	unknown := func(st *corev1.ContainerStatus) {
+		if st.State.Terminated == nil {
+			st.State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+				ExitCode: 137, Reason: reasonStatusUnknown, Message: messageStatusUnknown,
+			}}
+		}
+	}
+	if hasPodInitialized(pod, s) {
+		for i := range s.ContainerStatuses {
+			unknown(&s.ContainerStatuses[i])
+		}
+	}
+	// initializedContainers: all but the suffix never started.
+	started := min(len(s.InitContainerStatuses), 1)
+	for i := len(s.InitContainerStatuses) - 1; i >= 0; i-- {
+		if st := s.InitContainerStatuses[i]; st.State.Waiting == nil || st.LastTerminationState.Terminated != nil {
+			started = i + 1
+			break
+		}
+	}
+	for i := range s.InitContainerStatuses[:started] {
+		unknown(&s.InitContainerStatuses[i])
+	}
+	if s.Phase != corev1.PodSucceeded && s.Phase != corev1.PodFailed {
+		s.Phase = corev1.PodFailed
+	}
+}
+
+// hasPodInitialized is the status manager's: an app container has left
+// Waiting, or the last init container completed (a sidecar: started).
+func hasPodInitialized(pod *corev1.Pod, s *corev1.PodStatus) bool {
+	if len(pod.Spec.InitContainers) == 0 {
+		return true
+	}
+	for _, st := range s.ContainerStatuses {
+		if st.LastTerminationState.Terminated != nil || st.State.Waiting == nil {
+			return true
+		}
+	}
+	last := &pod.Spec.InitContainers[len(pod.Spec.InitContainers)-1]
+	st, ok := findStatus(s.InitContainerStatuses, last.Name)
+	switch {
+	case !ok:
+		return false
+	case isSidecar(last):
+		return st.State.Running != nil && st.Started != nil && *st.Started
+	}
+	for _, t := range []*corev1.ContainerStateTerminated{st.LastTerminationState.Terminated, st.State.Terminated} {
+		if t != nil && t.ExitCode == 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // hasAnyRegularContainerStarted: once an app container has run, the pod counts as initialized.
 func hasAnyRegularContainerStarted(pod *corev1.Pod, statuses []corev1.ContainerStatus) bool {
 	for i := range pod.Spec.Containers {

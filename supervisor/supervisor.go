@@ -239,8 +239,7 @@ func (m *machine) restore(prev corev1.PodStatus) {
 		last := st.State.Terminated
 		if st.State.Running != nil {
 			last = &corev1.ContainerStateTerminated{
-				ExitCode: 137, Reason: "ContainerStatusUnknown",
-				Message:   "The container could not be located when the pod was terminated",
+				ExitCode: 137, Reason: reasonStatusUnknown, Message: messageStatusUnknown,
 				StartedAt: st.State.Running.StartedAt, FinishedAt: now, ContainerID: st.ContainerID,
 			}
 		}
@@ -1079,8 +1078,17 @@ func (m *machine) podStatus() corev1.PodStatus {
 				}
 			}
 		}
+	case m.deleting && m.state == stateDone:
+		// The kubelet's SyncTerminatingPod: once a deleted pod's containers
+		// have stopped, its status is generated as terminal (getPhase with
+		// podIsTerminal), so a pod whose containers all exited 0 Succeeded.
+		s.Phase = podPhase(m.pod, all, true, m.initialized && hasAnyRegularContainerStarted(m.pod, all))
 	default:
 		s.Phase = podPhase(m.pod, all, false, m.initialized && hasAnyRegularContainerStarted(m.pod, all))
+	}
+	if m.state == stateDone {
+		terminatePod(m.pod, &s)
+		all = append(append([]corev1.ContainerStatus{}, s.InitContainerStatuses...), s.ContainerStatuses...)
 	}
 	if m.terminal && m.shownNow {
 		// The kubelet marks the containers of a pod it has failed as not ready.

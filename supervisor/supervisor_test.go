@@ -961,3 +961,89 @@ func TestSidecarWaitsForAnAppContainerKilledByItsProbe(t *testing.T) {
 		t.Fatalf("the sidecar was not restarted once the app container stopped (%d starts); signals %v", n, h.r.sent())
 	}
 }
+
+// A deleted pod reaches a terminal phase once its containers have stopped,
+// as the kubelet's SyncTerminatingPod (getPhase with podIsTerminal) and the
+// status manager's TerminatePod make it: Succeeded when every container
+// exited 0 on its stop signal, Failed otherwise; a container that never
+// started after the last one that did keeps its Waiting state.
+func TestDeletedPodEndsInATerminalPhase(t *testing.T) {
+	t.Run("exits 0", func(t *testing.T) {
+		h := newHarness(t, testPod(corev1.RestartPolicyAlways, nil, []string{"a", "b"}))
+		h.r.handle(t, "a").sigterm = false
+		h.r.handle(t, "b").sigterm = false
+		h.m.requestDelete(30 * time.Second)
+		h.settle()
+		if h.status.Phase != corev1.PodRunning {
+			t.Fatalf("phase %s while the containers stop, want Running", h.status.Phase)
+		}
+		h.exit("a", 0)
+		h.exit("b", 0)
+		if h.m.state != stateDone || h.status.Phase != corev1.PodSucceeded {
+			t.Fatalf("phase %s (done %v), want Succeeded", h.status.Phase, h.m.state == stateDone)
+		}
+	})
+	t.Run("killed", func(t *testing.T) {
+		h := newHarness(t, testPod(corev1.RestartPolicyAlways, nil, []string{"a"}))
+		h.m.requestDelete(30 * time.Second)
+		h.settle()
+		if h.status.Phase != corev1.PodFailed || h.state("a").State.Terminated.ExitCode != 143 {
+			t.Fatalf("phase %s, a %+v; want Failed, exit 143", h.status.Phase, h.state("a").State)
+		}
+		if c := h.cond(corev1.PodReady); c.Status != corev1.ConditionFalse || c.Reason != "PodFailed" {
+			t.Fatalf("Ready %+v, want False (PodFailed)", c)
+		}
+	})
+	t.Run("during init", func(t *testing.T) {
+		h := newHarness(t, testPod(corev1.RestartPolicyAlways, []string{"init-a", "init-b"}, []string{"app"}))
+		h.m.requestDelete(30 * time.Second)
+		h.settle()
+		if h.status.Phase != corev1.PodFailed {
+			t.Fatalf("phase %s, want Failed", h.status.Phase)
+		}
+		if st := h.state("init-a").State; st.Terminated == nil || st.Terminated.ExitCode != 143 {
+			t.Fatalf("init-a %+v, want its exit on SIGTERM", st)
+		}
+		for _, name := range []string{"init-b", "app"} {
+			if st := h.state(name).State; st.Waiting == nil {
+				t.Fatalf("%s %+v: never started, want it still Waiting", name, st)
+			}
+		}
+	})
+}
+
+func TestTerminatePodMarksContainersWithoutAnEnd(t *testing.T) {
+	pod := testPod(corev1.RestartPolicyAlways, []string{"init-a", "init-b"}, []string{"app", "other"})
+	waiting := corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "PodInitializing"}}
+	done := corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0}}
+	s := corev1.PodStatus{
+		Phase:                 corev1.PodRunning,
+		InitContainerStatuses: []corev1.ContainerStatus{{Name: "init-a", State: done}, {Name: "init-b", State: done}},
+		ContainerStatuses: []corev1.ContainerStatus{
+			{Name: "app", State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 143}}},
+			{Name: "other", State: waiting, LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1}}},
+		},
+	}
+	terminatePod(pod, &s)
+	if s.Phase != corev1.PodFailed {
+		t.Fatalf("phase %s, want Failed", s.Phase)
+	}
+	if got := s.ContainerStatuses[1].State.Terminated; got == nil || got.Reason != reasonStatusUnknown || got.ExitCode != 137 {
+		t.Fatalf("other %+v, want ContainerStatusUnknown 137", s.ContainerStatuses[1].State)
+	}
+	if got := s.ContainerStatuses[0].State.Terminated; got.ExitCode != 143 {
+		t.Fatalf("app's own end replaced: %+v", got)
+	}
+	// Nothing started at all: the first init container is reported failed,
+	// the rest keep Waiting, and the app containers too (not initialized).
+	s = corev1.PodStatus{
+		Phase:                 corev1.PodPending,
+		InitContainerStatuses: []corev1.ContainerStatus{{Name: "init-a", State: waiting}, {Name: "init-b", State: waiting}},
+		ContainerStatuses:     []corev1.ContainerStatus{{Name: "app", State: waiting}, {Name: "other", State: waiting}},
+	}
+	terminatePod(pod, &s)
+	if s.InitContainerStatuses[0].State.Terminated == nil || s.InitContainerStatuses[1].State.Waiting == nil ||
+		s.ContainerStatuses[0].State.Waiting == nil || s.Phase != corev1.PodFailed {
+		t.Fatalf("after TerminatePod: %+v", s)
+	}
+}

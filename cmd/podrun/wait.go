@@ -139,16 +139,18 @@ const (
 )
 
 func judgeApplyWait(rec *store.Record, pod *corev1.Pod, allowRestarts bool) (waitVerdict, string, time.Duration) {
-	switch pod.Status.Phase {
-	case corev1.PodSucceeded:
-		return waitDone, "succeeded", 0
-	case corev1.PodFailed:
+	// A deleted pod ends Succeeded when its containers exit 0 on SIGTERM (the
+	// kubelet's terminal status of a deleted pod): that is no success of the
+	// run apply waits for.
+	switch {
+	case pod.Status.Phase == corev1.PodFailed:
 		return waitFailed, failureSummary(rec, pod), 0
-	case corev1.PodUnknown:
+	case pod.Status.Phase == corev1.PodUnknown:
 		return waitFailed, "Unknown: " + pod.Status.Message, 0
-	}
-	if pod.DeletionTimestamp != nil {
+	case pod.DeletionTimestamp != nil:
 		return waitFailed, "the pod is being deleted", 0
+	case pod.Status.Phase == corev1.PodSucceeded:
+		return waitDone, "succeeded", 0
 	}
 	if pod.Spec.RestartPolicy != corev1.RestartPolicyAlways {
 		return waitPending, "", 0
