@@ -71,9 +71,12 @@ func (c *Context) ReplacingFinished(uid types.UID) []*corev1.Pod {
 	var active []*corev1.Pod
 	for _, p := range c.OwnedPods(uid) {
 		switch {
+		case p.DeletionTimestamp != nil:
+			// Being deleted (its end, Failed or Succeeded, is no failure
+			// of the owner's): neither active nor deleted again.
 		case p.Status.Phase == corev1.PodFailed || p.Status.Phase == corev1.PodSucceeded:
 			c.DeletePod(p, uid, p.Status.Phase == corev1.PodFailed)
-		case p.DeletionTimestamp == nil:
+		default:
 			active = append(active, p)
 		}
 	}

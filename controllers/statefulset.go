@@ -157,8 +157,9 @@ func syncStatefulSet(c *Context, obj store.Object) error {
 	healthy := len(terminating) == 0
 	for i := start; i < start+replicas; i++ {
 		p := live[i]
-		if p != nil && (p.Status.Phase == corev1.PodFailed || p.Status.Phase == corev1.PodSucceeded) {
-			// A finished pod is deleted and made again with its name.
+		if p != nil && p.DeletionTimestamp == nil && (p.Status.Phase == corev1.PodFailed || p.Status.Phase == corev1.PodSucceeded) {
+			// A finished pod is deleted and made again with its name (one
+			// being deleted already goes: stateful_set_control.go).
 			c.DeletePod(p, set.UID, p.Status.Phase == corev1.PodFailed)
 			delete(live, i)
 			terminating[i] = true
