@@ -361,7 +361,11 @@ func TestDeploymentRecreate(t *testing.T) {
 			}
 		}
 		if len(ports) > 1 {
-			t.Errorf("sample %d: old and new pods running at once: %v", i, ports)
+			var seen []string
+			for _, p := range pods {
+				seen = append(seen, fmt.Sprintf("%s %s %s deleting=%v", p.Name, p.Spec.Containers[0].Command[3], p.Status.Phase, p.DeletionTimestamp != nil))
+			}
+			t.Errorf("sample %d: old and new pods running at once: %v", i, seen)
 		}
 	}
 	newTemplatePods(t, e, 2, 8081)

@@ -168,6 +168,10 @@ func CreateRecord(l Layout, pod *corev1.Pod, objs *Objects, settings Settings, a
 func RemoveStaleCreations(l Layout, age time.Duration) {
 	entries, _ := os.ReadDir(l.PodsDir())
 	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), removingPrefix) {
+			_ = os.RemoveAll(filepath.Join(l.PodsDir(), e.Name())) // a removal a crash cut short
+			continue
+		}
 		if !strings.HasPrefix(e.Name(), creatingPrefix) {
 			continue
 		}
@@ -175,6 +179,24 @@ func RemoveStaleCreations(l Layout, age time.Duration) {
 			_ = os.RemoveAll(filepath.Join(l.PodsDir(), e.Name()))
 		}
 	}
+}
+
+// removingPrefix names a record directory being removed: it leaves the
+// listing by one rename, so that no reader ever loads a half-removed record
+// (which would read as a pod Unknown, its record unreadable).
+const removingPrefix = ".removing-"
+
+// RemoveRecordDir removes a pod's record directory dir: renamed out of the
+// listing first, then removed.
+func RemoveRecordDir(dir string) error {
+	gone := filepath.Join(filepath.Dir(dir), removingPrefix+filepath.Base(dir))
+	if err := os.Rename(dir, gone); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		return err
+	}
+	return os.RemoveAll(gone)
 }
 
 // RemoveInterruptedCreations removes the record directories of namespace/name

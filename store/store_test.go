@@ -219,6 +219,36 @@ func TestStaleCreationsAreRemovedAndNeverListed(t *testing.T) {
 	}
 }
 
+// A record leaves the listing at once when it is removed (never read half
+// removed, as an Unknown pod), and what a crash left of a removal goes.
+func TestRemovedRecordLeavesTheListingAtOnce(t *testing.T) {
+	l := Layout{Root: t.TempDir(), RunRoot: t.TempDir()}
+	dir := filepath.Join(l.PodsDir(), "ns_p_u1")
+	if err := os.MkdirAll(filepath.Join(dir, "containers"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := RemoveRecordDir(dir); err != nil {
+		t.Fatal(err)
+	}
+	if entries, _ := os.ReadDir(l.PodsDir()); len(entries) != 0 {
+		t.Fatalf("left after the removal: %v", entries)
+	}
+	if err := RemoveRecordDir(dir); err != nil {
+		t.Fatalf("a second removal: %v", err)
+	}
+	left := filepath.Join(l.PodsDir(), removingPrefix+"ns_q_u2")
+	if err := os.MkdirAll(left, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if recs, _ := ListPods(l, ""); len(recs) != 0 {
+		t.Fatalf("a record being removed is listed: %v", recs)
+	}
+	RemoveStaleCreations(l, time.Hour)
+	if _, err := os.Stat(left); !os.IsNotExist(err) {
+		t.Fatal("a removal cut short was kept")
+	}
+}
+
 func TestObjects(t *testing.T) {
 	l := Layout{Root: t.TempDir(), RunRoot: t.TempDir()}
 	cm := func(v string) *corev1.ConfigMap {

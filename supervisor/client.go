@@ -141,7 +141,35 @@ func deleteLocked(l store.Layout, rec *store.Record, opts DeleteOptions) error {
 			waitExit(rec.Paths, pid, 5*time.Second)
 		}
 	}
-	return removePod(l, rec)
+	return finishDelete(l, rec)
+}
+
+// finishDelete ends a delete once nothing of the pod runs: its record goes,
+// unless the pod has finalizers. Then, as the API server keeps an object
+// until its finalizers are removed, what the pod held on the host is
+// released and its record stays, its deletion recorded in it (the request
+// lives under the run root), until an update removes the last finalizer
+// (update).
+func finishDelete(l store.Layout, rec *store.Record) error {
+	cur, err := store.LoadRecord(l, rec.Paths.Dir)
+	if err != nil || cur.Broken != nil || len(cur.Pod.Finalizers) == 0 {
+		return removePod(l, rec)
+	}
+	if err := runtime.TeardownSandbox(cur.PodLayout(l), cur.Paths, string(cur.Pod.UID)); err != nil {
+		return fmt.Errorf("releasing pod %s: %w", cur.Key(), err)
+	}
+	pod := cur.Pod
+	if pod.DeletionTimestamp == nil {
+		// Nothing ran it (it had finished): deleted at once, as the API
+		// server deletes a terminal pod.
+		now, zero := metav1.Now(), int64(0)
+		pod.DeletionTimestamp, pod.DeletionGracePeriodSeconds = &now, &zero
+		if pod.Generation > 0 {
+			pod.Generation++
+		}
+	}
+	applied, _ := os.ReadFile(cur.Paths.AppliedFile())
+	return store.UpdateSpec(cur.Paths, pod, string(applied))
 }
 
 // request is the CLI's end of the request channel: it changes the pod's
@@ -215,7 +243,11 @@ func removePod(l store.Layout, rec *store.Record) error {
 			}
 			return fmt.Errorf("releasing pod %s: still mounted: %s", rec.Key(), strings.Join(points, ", "))
 		}
-		if err := os.RemoveAll(dir); err != nil {
+		remove := os.RemoveAll
+		if i == 1 {
+			remove = store.RemoveRecordDir
+		}
+		if err := remove(dir); err != nil {
 			return fmt.Errorf("removing the record of pod %s: %w", rec.Key(), err)
 		}
 	}
