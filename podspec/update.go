@@ -5,6 +5,7 @@ package podspec
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/google/go-cmp/cmp"
@@ -25,7 +26,7 @@ var updatablePodSpecFields = []string{
 
 // PodUpdate is what an update of a pod changes.
 type PodUpdate struct {
-	// Meta: labels or annotations changed.
+	// Meta: labels, annotations or finalizers changed.
 	Meta bool
 	// Images are the containers (init or app, by name) whose image changed.
 	Images []string
@@ -47,7 +48,21 @@ func DiffPodUpdate(old, updated *corev1.Pod) (PodUpdate, error) {
 	var u PodUpdate
 	var errs field.ErrorList
 	specPath := field.NewPath("spec")
-	u.Meta = !equality.Semantic.DeepEqual(old.Labels, updated.Labels) || !equality.Semantic.DeepEqual(old.Annotations, updated.Annotations)
+	u.Meta = !equality.Semantic.DeepEqual(old.Labels, updated.Labels) || !equality.Semantic.DeepEqual(old.Annotations, updated.Annotations) ||
+		!equality.Semantic.DeepEqual(old.Finalizers, updated.Finalizers)
+	// A pod being deleted may lose finalizers, never gain one (the generic
+	// registry's BeforeUpdate).
+	if old.DeletionTimestamp != nil {
+		var added []string
+		for _, f := range updated.Finalizers {
+			if !slices.Contains(old.Finalizers, f) {
+				added = append(added, f)
+			}
+		}
+		if len(added) > 0 {
+			errs = append(errs, field.Forbidden(field.NewPath("metadata", "finalizers"), fmt.Sprintf("no new finalizers can be added if the object is being deleted, found new finalizers %#v", added)))
+		}
+	}
 	munged := updated.Spec.DeepCopy()
 	// A negative grace period is stored as 1, on update as on create
 	// (PrepareForStore), whichever way the update came.
@@ -147,7 +162,7 @@ func onlyAddedTolerations(newList, oldList []corev1.Toleration) bool {
 // labels, annotations, images, deadline and tolerations; the rest of old.
 func ApplyPodUpdate(old, updated *corev1.Pod) *corev1.Pod {
 	out := old.DeepCopy()
-	out.Labels, out.Annotations = updated.Labels, updated.Annotations
+	out.Labels, out.Annotations, out.Finalizers = updated.Labels, updated.Annotations, updated.Finalizers
 	for i := range out.Spec.InitContainers {
 		if i < len(updated.Spec.InitContainers) {
 			out.Spec.InitContainers[i].Image = updated.Spec.InitContainers[i].Image

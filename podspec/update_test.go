@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 func TestDiffPodUpdate(t *testing.T) {
@@ -30,6 +31,15 @@ func TestDiffPodUpdate(t *testing.T) {
 		{name: "nothing", change: func(p *corev1.Pod) { p.Spec.NodeName = "" }},
 		{name: "labels", change: func(p *corev1.Pod) { p.Labels["app"] = "y" }, want: PodUpdate{Meta: true}},
 		{name: "annotations", change: func(p *corev1.Pod) { p.Annotations = map[string]string{"a": "b"} }, want: PodUpdate{Meta: true}},
+		{name: "finalizer removed", old: func(p *corev1.Pod) { p.Finalizers = []string{"example.com/f"} },
+			change: func(p *corev1.Pod) { p.Finalizers = nil }, want: PodUpdate{Meta: true}},
+		{name: "finalizer removed while deleting", old: func(p *corev1.Pod) {
+			p.Finalizers, p.DeletionTimestamp = []string{"example.com/f", "example.com/g"}, &metav1.Time{}
+		}, change: func(p *corev1.Pod) { p.Finalizers = []string{"example.com/g"} }, want: PodUpdate{Meta: true}},
+		{name: "finalizer added while deleting", old: func(p *corev1.Pod) {
+			p.Finalizers, p.DeletionTimestamp = []string{"example.com/f"}, &metav1.Time{}
+		}, change: func(p *corev1.Pod) { p.Finalizers = []string{"example.com/f", "example.com/g"} },
+			err: `The Pod "p" is invalid: metadata.finalizers: Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers []string{"example.com/g"}`},
 		{name: "images", change: func(p *corev1.Pod) {
 			p.Spec.Containers[1].Image = "busybox:2"
 			p.Spec.InitContainers[0].Image = "busybox:2"

@@ -238,7 +238,7 @@ func conflict(l store.Layout, plan *podspec.Plan, opts ApplyOptions) error {
 	if string(prev) == appliedHash(plan, opts.Settings) && old.Broken == nil {
 		return nil // unchanged (a finished pod too), or run again after its supervisor was lost
 	}
-	if old.Broken == nil && !store.IsTerminal(old.Pod) && store.SupervisorPid(old.Paths) > 0 {
+	if live(old) || stopped(old) {
 		// An update in place, as far as the API server allows one.
 		if _, err := podspec.DiffPodUpdate(old.Pod, plan.Pod); err != nil {
 			return errdefs.Invalid(fmt.Errorf("%w\n(podrun apply --force deletes the pod and creates it again)", err))
@@ -272,7 +272,7 @@ func applyLocked(l store.Layout, plan *podspec.Plan, opts ApplyOptions) (*ApplyR
 		prev, _ := os.ReadFile(old.Paths.AppliedFile())
 		// Under the reservation no other apply is starting this pod, so a pod
 		// without a live supervisor is lost even if it never started.
-		lost := old.Broken == nil && !store.IsTerminal(old.Pod) && store.SupervisorPid(old.Paths) == 0
+		lost := old.Broken == nil && !store.IsTerminal(old.Pod) && store.SupervisorPid(old.Paths) == 0 && old.Pod.DeletionTimestamp == nil
 		if string(prev) == hash && lost {
 			// Applied again after its supervisor was lost: run the same pod again,
 			// from its first init container, as a node does after a reboot. A
@@ -295,18 +295,24 @@ func applyLocked(l store.Layout, plan *podspec.Plan, opts ApplyOptions) (*ApplyR
 			// whether or not its pod has finished: a finished pod stays as it is.
 			return &ApplyResult{Record: old, Action: "unchanged"}, nil
 		}
-		if !opts.Force && old.Broken == nil && !store.IsTerminal(old.Pod) && store.SupervisorPid(old.Paths) > 0 {
-			// An update in place, as the API server allows one of a running pod.
+		if !opts.Force && (live(old) || stopped(old)) {
+			// An update in place, as the API server allows one of a pod,
+			// running or not.
 			if opts.KeepApplied {
 				hash = string(prev)
 			}
-			return update(old, plan, hash)
+			return update(l, old, plan, hash)
 		}
 		if !opts.Force {
 			return nil, existsError(plan, old)
 		}
 		if err := deleteLocked(l, old, DeleteOptions{}); err != nil {
 			return nil, fmt.Errorf("replacing pod %s: %w", old.Key(), err)
+		}
+		if _, err := os.Stat(old.Paths.Dir); err == nil {
+			// Kept for its finalizers: the API server's create of the
+			// replacement fails the same way.
+			return nil, errdefs.Class(errdefs.ErrAlreadyExists, fmt.Errorf("object is being deleted: pods %q already exists (its finalizers %v keep it: remove them to let it go)", old.Pod.Name, old.Pod.Finalizers))
 		}
 		plan, hash = created, appliedHash(created, opts.Settings)
 		action = "replaced"
@@ -396,12 +402,28 @@ func startSupervisor(l store.Layout, rec *store.Record, opts ApplyOptions) error
 	return nil
 }
 
+// live says the pod's supervisor runs it: an update is acted on.
+func live(rec *store.Record) bool {
+	return rec.Broken == nil && !store.IsTerminal(rec.Pod) && store.SupervisorPid(rec.Paths) > 0
+}
+
+// stopped says nothing runs the pod any more and nothing will: it has
+// finished, or it is being deleted (a record kept for its finalizers). An
+// update only changes its record, as the API server updates a pod the
+// kubelet is done with.
+func stopped(rec *store.Record) bool {
+	return rec.Broken == nil && store.SupervisorPid(rec.Paths) == 0 && (store.IsTerminal(rec.Pod) || rec.Pod.DeletionTimestamp != nil)
+}
+
 // update changes a running pod as far as the API server lets an update change
 // a pod (podspec.DiffPodUpdate): the record gets the new labels, annotations,
 // images and deadline, and the supervisor is asked to act on them (restart
 // the containers whose image changed, as the kubelet does on a changed
 // container hash).
-func update(old *store.Record, plan *podspec.Plan, hash string) (*ApplyResult, error) {
+//
+// A stopped pod being deleted whose last finalizer the update removes goes,
+// as the API server removes such an object.
+func update(l store.Layout, old *store.Record, plan *podspec.Plan, hash string) (*ApplyResult, error) {
 	u, err := podspec.DiffPodUpdate(old.Pod, plan.Pod)
 	if err != nil {
 		return nil, errdefs.Invalid(fmt.Errorf("%w\n(podrun apply --force deletes the pod and creates it again)", err))
@@ -425,6 +447,11 @@ func update(old *store.Record, plan *podspec.Plan, hash string) (*ApplyResult, e
 			if err := request(old.Paths, pid, func(r *store.Request) { r.Update++ }); err != nil {
 				return nil, fmt.Errorf("updating pod %s: %w", old.Key(), err)
 			}
+		}
+	}
+	if pod.DeletionTimestamp != nil && len(pod.Finalizers) == 0 && stopped(old) {
+		if err := removePod(l, old); err != nil {
+			return nil, err
 		}
 	}
 	action := "configured"

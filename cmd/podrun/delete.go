@@ -251,6 +251,12 @@ func runDelete(c *cli.Context) error {
 		if err := waitPodsGone(l, requested, timeout); err != nil {
 			errs = append(errs, err)
 		}
+	} else if kept := keptPods(requested); !opts.NoWait && len(kept) > 0 {
+		// Stopped, but kept for their finalizers: kubectl delete waits until
+		// they are gone (its --timeout bounds that wait).
+		if err := waitPodsGone(l, kept, 0); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	// Workload objects go with what they own.
 	var workloads []objectName
@@ -381,9 +387,24 @@ func finishDeleteCommand() *cli.Command {
 				return err
 			}
 			requested()
+			if len(keptPods([]*store.Record{rec})) > 0 {
+				return nil // kept for its finalizers: the services owner stays for it
+			}
 			return serviceowner.WaitGone(l, time.Minute)
 		},
 	}
+}
+
+// keptPods are those of recs whose record a delete kept for their
+// finalizers (supervisor.Delete stopped them).
+func keptPods(recs []*store.Record) []*store.Record {
+	var kept []*store.Record
+	for _, r := range recs {
+		if _, err := os.Stat(r.Paths.Dir); err == nil && len(r.Pod.Finalizers) > 0 {
+			kept = append(kept, r)
+		}
+	}
+	return kept
 }
 
 // waitPodsGone is the wait of kubectl delete after its deletions

@@ -196,6 +196,11 @@ func deleteNamespace(l store.Layout, name string, opts supervisor.DeleteOptions)
 		}()
 	}
 	wg.Wait()
+	for _, rec := range keptPods(recs) {
+		// The namespace controller waits for every pod to go; podrun has
+		// none running, so the command that deletes the namespace finishes it.
+		errs = append(errs, fmt.Errorf("pod %q is kept for its finalizers %v: remove them, then delete the namespace again", rec.Pod.Name, rec.Pod.Finalizers))
+	}
 	if len(errs) > 0 {
 		return fmt.Errorf("deleting namespace %s: %w", name, errors.Join(errs...))
 	}
