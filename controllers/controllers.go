@@ -71,11 +71,12 @@ func HasObjects(l store.Layout) bool {
 
 // hasOwnedPods reports whether a pod whose controller is a workload object
 // remains: a running controllers process stays until its garbage collection
-// has deleted them.
+// has deleted them. A pod already being deleted needs nothing of it (one
+// kept for its finalizers may stay long after its owner went).
 func hasOwnedPods(l store.Layout) bool {
 	recs, _ := store.ListPods(l, "")
 	for _, r := range recs {
-		if r.Broken != nil {
+		if r.Broken != nil || r.Pod.DeletionTimestamp != nil {
 			continue
 		}
 		if ref := metav1.GetControllerOf(r.Pod); ref != nil && isWorkloadKind(ref.Kind) {

@@ -75,3 +75,39 @@ spec:
 	e.must("patch", "pod", "killed", "--type=merge", "-p", `{"metadata":{"finalizers":null}}`)
 	e.mustFail(failure{[]string{"get", "pod", "killed"}, 1, `pods "killed" not found`})
 }
+
+// A Deployment's pod with finalizers (from its template): deleting the
+// Deployment returns once it and its ReplicaSet are gone, as kubectl's
+// background deletion does; the pod stays, stopped, until its finalizer is
+// removed.
+func TestDeletedWorkloadLeavesItsFinalizedPod(t *testing.T) {
+	e := newCLIEnv(t)
+	t.Cleanup(func() {
+		for _, name := range strings.Fields(e.podrun("get", "pods", "-o", "jsonpath={.items[*].metadata.name}").stdout) {
+			e.podrun("patch", "pod", name, "--type=merge", "-p", `{"metadata":{"finalizers":null}}`)
+		}
+	})
+	e.must("apply", "-f", e.manifest(`
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: fin}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: fin}}
+  template:
+    metadata: {labels: {app: fin}, finalizers: [example.com/keep]}
+    spec:
+      terminationGracePeriodSeconds: 1
+      containers: [{name: c, image: busybox:1.28, command: `+netIdle+`}]
+`), "--wait", "--timeout", "2m")
+	name := e.must("get", "pods", "-l", "app=fin", "-o", "jsonpath={.items[0].metadata.name}").stdout
+	if r := e.podrun("delete", "deployment", "fin", "--timeout", "60s"); r.code != 0 {
+		t.Fatalf("delete deployment: %s", r)
+	}
+	e.eventually("Succeeded", false, "get", "pod", name, "-o", "jsonpath={.status.phase}")
+	if r := e.must("get", "deploy,rs", "-o", "name"); r.stdout != "" {
+		t.Errorf("left after the delete: %q", r.stdout)
+	}
+	e.must("patch", "pod", name, "--type=json", "-p", `[{"op":"remove","path":"/metadata/finalizers"}]`)
+	e.mustFail(failure{[]string{"get", "pod", name}, 1, "not found"})
+}
