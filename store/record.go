@@ -168,8 +168,8 @@ func CreateRecord(l Layout, pod *corev1.Pod, objs *Objects, settings Settings, a
 func RemoveStaleCreations(l Layout, age time.Duration) {
 	entries, _ := os.ReadDir(l.PodsDir())
 	for _, e := range entries {
-		if strings.HasPrefix(e.Name(), removingPrefix) {
-			_ = os.RemoveAll(filepath.Join(l.PodsDir(), e.Name())) // a removal a crash cut short
+		if !strings.HasPrefix(e.Name(), ".") && Removing(filepath.Join(l.PodsDir(), e.Name())) {
+			_ = RemoveRecordDir(filepath.Join(l.PodsDir(), e.Name())) // a removal a crash cut short
 			continue
 		}
 		if !strings.HasPrefix(e.Name(), creatingPrefix) {
@@ -181,22 +181,40 @@ func RemoveStaleCreations(l Layout, age time.Duration) {
 	}
 }
 
-// removingPrefix names a record directory being removed: it leaves the
-// listing by one rename, so that no reader ever loads a half-removed record
-// (which would read as a pod Unknown, its record unreadable).
-const removingPrefix = ".removing-"
+// removingMarker, in a record directory, says it is being removed: its
+// readers take it as gone, so none loads a half-removed record (which would
+// read as a pod Unknown, its record unreadable). The directory is removed
+// in place (renaming it away would confuse the inotify watches the owner
+// processes hold on it).
+const removingMarker = ".removing"
 
-// RemoveRecordDir removes a pod's record directory dir: renamed out of the
-// listing first, then removed.
+// Removing reports whether the record directory dir is being removed.
+func Removing(dir string) bool {
+	_, err := os.Lstat(filepath.Join(dir, removingMarker))
+	return err == nil
+}
+
+// RemoveRecordDir removes a pod's record directory dir: marked first, its
+// contents then, the marker last.
 func RemoveRecordDir(dir string) error {
-	gone := filepath.Join(filepath.Dir(dir), removingPrefix+filepath.Base(dir))
-	if err := os.Rename(dir, gone); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, removingMarker), nil, 0o600); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil
 		}
 		return err
 	}
-	return os.RemoveAll(gone)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if e.Name() != removingMarker {
+			if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
+				return err
+			}
+		}
+	}
+	return os.RemoveAll(dir)
 }
 
 // RemoveInterruptedCreations removes the record directories of namespace/name
@@ -233,9 +251,12 @@ func LoadRecord(l Layout, dir string) (*Record, error) {
 		r.Broken = fmt.Errorf("record version %d is newer than this podrun's (%d)", h.Version, RecordVersion)
 	}
 	r.Settings = h.Settings
+	if Removing(dir) {
+		return nil, fs.ErrNotExist // being deleted
+	}
 	if err := ReadJSON(filepath.Join(dir, "pod.json"), r.Pod); err != nil {
-		if errors.Is(err, fs.ErrNotExist) && !dirExists(dir) {
-			return nil, err // deleted meanwhile
+		if errors.Is(err, fs.ErrNotExist) && (!dirExists(dir) || errors.Is(herr, fs.ErrNotExist)) {
+			return nil, err // deleted meanwhile (a record always has one of the two)
 		}
 		r.Broken = errors.Join(r.Broken, err)
 	}

@@ -134,7 +134,7 @@ func ExitingOwnerPid(o OwnerPaths) int {
 func HasObjectsForOwner(l Layout) bool {
 	if entries, err := os.ReadDir(l.PodsDir()); err == nil {
 		for _, e := range entries {
-			if e.IsDir() && !strings.HasPrefix(e.Name(), ".") {
+			if e.IsDir() && !strings.HasPrefix(e.Name(), ".") && !Removing(filepath.Join(l.PodsDir(), e.Name())) {
 				return true
 			}
 		}

@@ -219,33 +219,43 @@ func TestStaleCreationsAreRemovedAndNeverListed(t *testing.T) {
 	}
 }
 
-// A record leaves the listing at once when it is removed (never read half
-// removed, as an Unknown pod), and what a crash left of a removal goes.
+// A record leaves the listing at once when its removal begins (never read
+// half removed, as an Unknown pod), and what a crash left of a removal goes.
 func TestRemovedRecordLeavesTheListingAtOnce(t *testing.T) {
 	l := Layout{Root: t.TempDir(), RunRoot: t.TempDir()}
 	dir := filepath.Join(l.PodsDir(), "ns_p_u1")
 	if err := os.MkdirAll(filepath.Join(dir, "containers"), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if err := RemoveRecordDir(dir); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "pod.json"), []byte(`{"metadata":{"name":"p","namespace":"ns","uid":"u1"}}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if entries, _ := os.ReadDir(l.PodsDir()); len(entries) != 0 {
-		t.Fatalf("left after the removal: %v", entries)
+	if recs, _ := ListPods(l, ""); len(recs) != 1 || !HasObjectsForOwner(l) {
+		t.Fatalf("the record is not listed: %v", recs)
+	}
+	// A removal cut short after its marker: gone for every reader.
+	if err := os.WriteFile(filepath.Join(dir, removingMarker), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if recs, _ := ListPods(l, ""); len(recs) != 0 || HasObjectsForOwner(l) {
+		t.Fatalf("a record being removed is listed: %v", recs)
+	}
+	if _, err := FindPod(l, "ns", "p"); err == nil {
+		t.Fatal("a record being removed is found")
+	}
+	RemoveStaleCreations(l, time.Hour)
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Fatal("a removal cut short was kept")
 	}
 	if err := RemoveRecordDir(dir); err != nil {
-		t.Fatalf("a second removal: %v", err)
+		t.Fatalf("removing a record already gone: %v", err)
 	}
-	left := filepath.Join(l.PodsDir(), removingPrefix+"ns_q_u2")
-	if err := os.MkdirAll(left, 0o700); err != nil {
+	// Emptied (the marker's last moment): not a pod either.
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
 	if recs, _ := ListPods(l, ""); len(recs) != 0 {
-		t.Fatalf("a record being removed is listed: %v", recs)
-	}
-	RemoveStaleCreations(l, time.Hour)
-	if _, err := os.Stat(left); !os.IsNotExist(err) {
-		t.Fatal("a removal cut short was kept")
+		t.Fatalf("an empty record directory is listed: %v", recs)
 	}
 }
 
