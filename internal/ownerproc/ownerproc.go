@@ -428,7 +428,15 @@ func holdPid(live func() int) int {
 func StoreDirs(l store.Layout, plurals ...string) []string {
 	dirs := []string{l.PodsDir(), l.ObjectsDir()}
 	more, _ := filepath.Glob(filepath.Join(l.PodsDir(), "*"))
-	dirs = append(dirs, more...)
+	for _, d := range more {
+		// Not a record being created (.creating-<uid>): it becomes one by a
+		// rename, and a watch on its inode under two paths deadlocked
+		// fsnotify (its reader, holding its lock, blocked sending the error
+		// of a move while Add waited for that lock).
+		if !strings.HasPrefix(filepath.Base(d), ".") {
+			dirs = append(dirs, d)
+		}
+	}
 	more, _ = filepath.Glob(filepath.Join(l.ObjectsDir(), "*"))
 	dirs = append(dirs, more...)
 	for _, p := range plurals {
