@@ -169,7 +169,11 @@ func RemoveStaleCreations(l Layout, age time.Duration) {
 	entries, _ := os.ReadDir(l.PodsDir())
 	for _, e := range entries {
 		if !strings.HasPrefix(e.Name(), ".") && Removing(filepath.Join(l.PodsDir(), e.Name())) {
-			_ = RemoveRecordDir(filepath.Join(l.PodsDir(), e.Name())) // a removal a crash cut short
+			// A removal a crash cut short (after the pod's teardown).
+			if ns, name, uid := parseDirName(e.Name()); uid != "" {
+				_ = os.RemoveAll(l.Pod(ns, name, uid).RunDir)
+			}
+			_ = RemoveRecordDir(filepath.Join(l.PodsDir(), e.Name()))
 			continue
 		}
 		if !strings.HasPrefix(e.Name(), creatingPrefix) {
@@ -194,16 +198,27 @@ func Removing(dir string) bool {
 	return err == nil
 }
 
+// MarkRemoving marks the record directory dir as being removed: from now on
+// every reader takes the pod as gone (its removal takes its run directory,
+// and with it the delete request, first).
+func MarkRemoving(dir string) error {
+	err := os.WriteFile(filepath.Join(dir, removingMarker), nil, 0o600)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	return err
+}
+
 // RemoveRecordDir removes a pod's record directory dir: marked first, its
 // contents then, the marker last.
 func RemoveRecordDir(dir string) error {
-	if err := os.WriteFile(filepath.Join(dir, removingMarker), nil, 0o600); err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil
-		}
+	if err := MarkRemoving(dir); err != nil {
 		return err
 	}
 	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
 	if err != nil {
 		return err
 	}

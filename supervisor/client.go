@@ -227,6 +227,11 @@ func removePod(l store.Layout, rec *store.Record) error {
 		return fmt.Errorf("releasing pod %s: %w", rec.Key(), err)
 	}
 	crashpoint.Hit("delete:released")
+	// Gone for every reader from here: the run directory (with the delete
+	// request) goes first, and the pod must not read as running meanwhile.
+	if err := store.MarkRemoving(rec.Paths.Dir); err != nil {
+		return fmt.Errorf("removing the record of pod %s: %w", rec.Key(), err)
+	}
 	for i, dir := range []string{rec.Paths.RunDir, rec.Paths.Dir} {
 		if i == 1 {
 			crashpoint.Hit("delete:half-removed")

@@ -62,6 +62,9 @@ type objectName struct {
 func runDelete(c *cli.Context) error {
 	l := layout(c)
 	ns := namespace(c)
+	// What a delete killed mid-removal left (a record already marked gone)
+	// goes now, as the next apply would take it.
+	store.RemoveStaleCreations(l, 10*time.Minute)
 	opts := supervisor.DeleteOptions{Force: c.Bool("force"), NoWait: !c.Bool("wait")}
 	// kubectl delete's flag checks (delete.go Complete).
 	g := c.Int64("grace-period")
