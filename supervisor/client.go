@@ -227,16 +227,8 @@ func removePod(l store.Layout, rec *store.Record) error {
 		return fmt.Errorf("releasing pod %s: %w", rec.Key(), err)
 	}
 	crashpoint.Hit("delete:released")
-	// Gone for every reader from here: the run directory (with the delete
-	// request) goes first, and the pod must not read as running meanwhile.
-	if err := store.MarkRemoving(rec.Paths.Dir); err != nil {
-		return fmt.Errorf("removing the record of pod %s: %w", rec.Key(), err)
-	}
-	for i, dir := range []string{rec.Paths.RunDir, rec.Paths.Dir} {
-		if i == 1 {
-			crashpoint.Hit("delete:half-removed")
-		}
-		// Never remove through a mount that is still there (a volume, a rootfs).
+	// Never remove through a mount that is still there (a volume, a rootfs).
+	for _, dir := range []string{rec.Paths.RunDir, rec.Paths.Dir} {
 		mounts, err := mountinfo.GetMounts(mountinfo.PrefixFilter(dir))
 		if err != nil {
 			return err
@@ -248,13 +240,20 @@ func removePod(l store.Layout, rec *store.Record) error {
 			}
 			return fmt.Errorf("releasing pod %s: still mounted: %s", rec.Key(), strings.Join(points, ", "))
 		}
-		remove := os.RemoveAll
-		if i == 1 {
-			remove = store.RemoveRecordDir
-		}
-		if err := remove(dir); err != nil {
-			return fmt.Errorf("removing the record of pod %s: %w", rec.Key(), err)
-		}
+	}
+	// Gone for every reader from here (and swept by the next apply or
+	// delete if this one is cut short): the run directory, with the delete
+	// request, goes first, and the pod must not read as lost meanwhile.
+	// Marked only once nothing is mounted: the sweep removes without looking.
+	if err := store.MarkRemoving(rec.Paths.Dir); err != nil {
+		return fmt.Errorf("removing the record of pod %s: %w", rec.Key(), err)
+	}
+	if err := os.RemoveAll(rec.Paths.RunDir); err != nil {
+		return fmt.Errorf("removing the record of pod %s: %w", rec.Key(), err)
+	}
+	crashpoint.Hit("delete:half-removed")
+	if err := store.RemoveRecordDir(rec.Paths.Dir); err != nil {
+		return fmt.Errorf("removing the record of pod %s: %w", rec.Key(), err)
 	}
 	// Claims deleted while this pod used them go now if no other pod uses
 	// them (the pvc-protection controller's finalizer).
