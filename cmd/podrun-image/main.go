@@ -7,6 +7,8 @@
 // the `podrun` CLI runs it for `podrun pull` and `podrun load`, podrun-shim for a
 // pod's pulls, each from its own directory, so that every other command starts
 // without them (a third of the CLI's page faults and package initialisers).
+// For the same reason it also builds the kustomizations of -k (`kustomize`
+// DIR prints their YAML): the kustomize library is the CLI's other heavy one.
 // It must be built with the build tag podrun_image (the Makefile does).
 //
 // Exit codes are the CLI's: 0, 1 when the pull or load failed, 2 for bad usage.
@@ -65,7 +67,7 @@ func run(ctx context.Context, args []string, stdin *os.File, stdout, stderr io.W
 	}
 	rest := fs.Args()
 	if len(rest) == 0 {
-		return usage("%s pulls and loads images for podrun (pull, load, version): run `podrun pull` or `podrun load`", image.HelperName)
+		return usage("%s pulls and loads images and builds kustomizations for podrun (pull, load, kustomize, version): run `podrun pull`, `podrun load` or podrun with -k", image.HelperName)
 	}
 	l := store.Layout{Root: *root}
 	switch rest[0] {
@@ -73,11 +75,13 @@ func run(ctx context.Context, args []string, stdin *os.File, stdout, stderr io.W
 		return pull(ctx, l, rest[1:], stdin, stdout, stderr)
 	case "load":
 		return load(ctx, l, rest[1:], stdin, stdout, stderr)
+	case "kustomize":
+		return kustomize(rest[1:], stdout)
 	case "version":
 		fmt.Fprintln(stdout, image.HelperName, version)
 		return nil
 	default:
-		return usage("unknown command %q (pull, load, version)", rest[0])
+		return usage("unknown command %q (pull, load, kustomize, version)", rest[0])
 	}
 }
 

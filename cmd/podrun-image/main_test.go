@@ -22,6 +22,8 @@ func TestUsageErrors(t *testing.T) {
 		{"--root", root, "pull", "a", "b"},
 		{"--root", root, "pull", "--nope", "busybox"},
 		{"--root", root, "load", "extra"},
+		{"kustomize"},
+		{"kustomize", "a", "b"},
 	} {
 		var out, errOut bytes.Buffer
 		err := run(context.Background(), args, os.Stdin, &out, &errOut)
@@ -59,5 +61,37 @@ func TestLoadNotAnArchive(t *testing.T) {
 	}
 	if left, _ := filepath.Glob(filepath.Join(root, ".load-stdin-*")); len(left) > 0 {
 		t.Errorf("stdin's copy left behind: %v", left)
+	}
+}
+
+// kustomize prints the kustomization's build as kubectl -k builds it; a
+// build that fails is an error (exit 1) that says why.
+func TestKustomize(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{
+		"kustomization.yaml": "namePrefix: ci-\ncommonLabels: {team: blue}\nresources: [pod.yaml]\n",
+		"pod.yaml":           "apiVersion: v1\nkind: Pod\nmetadata:\n  name: web\nspec:\n  containers:\n  - name: c\n    image: busybox\n",
+	}
+	for name, data := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var out, errOut bytes.Buffer
+	if err := run(context.Background(), []string{"kustomize", dir}, os.Stdin, &out, &errOut); err != nil {
+		t.Fatalf("kustomize: %v (%s)", err, errOut.String())
+	}
+	for _, want := range []string{"name: ci-web", "team: blue", "kind: Pod"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("the build lacks %q:\n%s", want, out.String())
+		}
+	}
+	if err := os.Remove(filepath.Join(dir, "pod.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	err := run(context.Background(), []string{"kustomize", dir}, os.Stdin, &out, &errOut)
+	if err == nil || errors.Is(err, errUsage) || !strings.Contains(err.Error(), "pod.yaml") {
+		t.Errorf("a kustomization naming a missing file: %v, want an error naming it", err)
 	}
 }

@@ -61,7 +61,7 @@ func helperInfo(name string) HelperInfo {
 // helperConsequence is what does not work without each helper.
 var helperConsequence = map[string]string{
 	shimName:  "pods cannot start",
-	imageName: "images cannot be pulled or loaded",
+	imageName: "images cannot be pulled or loaded, nor -k kustomizations built",
 }
 
 // helperInfoIn is helperInfo for the binary name in dir and a CLI of cliVersion.

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -13,8 +15,6 @@ import (
 	schedulingv1 "k8s.io/api/scheduling/v1"
 
 	"github.com/urfave/cli/v2"
-	"sigs.k8s.io/kustomize/api/krusty"
-	"sigs.k8s.io/kustomize/kyaml/filesys"
 
 	"github.com/podrun/podrun/podspec"
 	"github.com/podrun/podrun/store"
@@ -60,22 +60,39 @@ func hasInput(c *cli.Context) bool {
 
 // loadInput reads one input of inputFiles: a manifest file, stdin, or the
 // output of a kustomization built with the kustomize library, as kubectl's
-// -k does (krusty with the on-disk file system and kubectl's defaults).
+// -k does (krusty with the on-disk file system and kubectl's defaults). The
+// build runs in podrun-image (its `kustomize`), which links the library, so
+// that no other command pays for it.
 func loadInput(f string) (*podspec.Manifest, error) {
 	dir, ok := strings.CutPrefix(f, kustomizeInput)
 	if !ok {
 		return podspec.LoadFile(f)
 	}
-	k := krusty.MakeKustomizer(krusty.MakeDefaultOptions())
-	res, err := k.Run(filesys.MakeFsOnDisk(), dir)
+	helper, err := helperPath(imageName)
 	if err != nil {
 		return nil, fmt.Errorf("%s: kustomize: %w", dir, err)
 	}
-	data, err := res.AsYaml()
-	if err != nil {
-		return nil, fmt.Errorf("%s: kustomize: %w", dir, err)
+	var stdout, stderr bytes.Buffer
+	cmd := exec.Command(helper, "kustomize", dir)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	runErr := cmd.Run()
+	// The library's warnings (a deprecated field, say) are passed on, as
+	// kubectl prints them; the helper's own error becomes this one.
+	var msg string
+	for _, line := range strings.SplitAfter(stderr.String(), "\n") {
+		if m, ok := strings.CutPrefix(line, "error: "); ok && runErr != nil {
+			msg = strings.TrimSpace(m)
+			continue
+		}
+		fmt.Fprint(os.Stderr, line)
 	}
-	return podspec.Load(data, dir+" (kustomize output)")
+	if runErr != nil {
+		if msg == "" {
+			msg = fmt.Sprintf("running %s: %v", helper, runErr)
+		}
+		return nil, fmt.Errorf("%s: kustomize: %s", dir, msg)
+	}
+	return podspec.Load(stdout.Bytes(), dir+" (kustomize output)")
 }
 
 // expandFilenames turns -f arguments into manifest files, in kubectl's order:
