@@ -16,6 +16,8 @@ import (
 
 	mdns "github.com/miekg/dns"
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/podrun/podrun/store"
 )
 
 const webBackend = `
@@ -495,4 +497,50 @@ func TestServicesDeleteAfterOwnerCrash(t *testing.T) {
 			t.Errorf("lo after the last Service went: %s", out)
 		}
 	}
+}
+
+// A store's first pod starts beside the services owner that serves its
+// cluster DNS; its first container runs only once that serves, as on a node
+// where CoreDNS runs before the pods that use it, so a lookup at the very
+// start of the container succeeds (runtime's waitClusterDNS). The owner's
+// start is held back for 2 s here (its lifetime lock taken, as an exiting
+// owner would hold it): without the wait the lookup would run with no server.
+func TestFirstPodLooksUpAtOnce(t *testing.T) {
+	e := newEnv(t)
+	apiIP := strings.TrimSuffix(e.serviceCIDR, "0/24") + "1"
+	lockPath := store.Layout{RunRoot: e.runRoot}.ServicesOwner().LockFile()
+	if err := os.MkdirAll(filepath.Dir(lockPath), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(lockPath, os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	released := make(chan struct{})
+	go func() {
+		defer close(released)
+		time.Sleep(2 * time.Second)
+		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+	}()
+	r := e.podrun("apply", "--wait", "--timeout", "2m", e.manifest(`
+apiVersion: v1
+kind: Pod
+metadata: {name: lookup}
+spec:
+  restartPolicy: Never
+  containers:
+  - name: c
+    image: busybox:1.28
+    command: ['nslookup', 'kubernetes.default.svc.cluster.local.']
+`))
+	<-released
+	logs := e.podrun("logs", "lookup")
+	if r.code != 0 || !strings.Contains(logs.stdout, "Address: "+apiIP) {
+		t.Errorf("a lookup at the start of the store's first pod, its owner late: %s\nlogs: %s; want it to succeed with %s", r, logs, apiIP)
+	}
+	e.must("delete", "pod", "lookup")
 }

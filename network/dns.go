@@ -84,10 +84,10 @@ func HostResolvConf() (string, error) {
 	return hostResolvConfPath(hostResolvConf, systemdResolvConf)
 }
 
-// usesClusterDNS is the kubelet's getPodDNSType: ClusterFirstWithHostNet
+// UsesClusterDNS is the kubelet's getPodDNSType: ClusterFirstWithHostNet
 // and ClusterFirst off the host network (and an invalid policy) use the
 // cluster DNS; ClusterFirst on the host network is Default.
-func usesClusterDNS(pod *corev1.Pod) bool {
+func UsesClusterDNS(pod *corev1.Pod) bool {
 	switch pod.Spec.DNSPolicy {
 	case corev1.DNSNone, corev1.DNSDefault:
 		return false
@@ -130,7 +130,7 @@ func podDNS(pod *corev1.Pod, hostPath string, cluster ClusterDNS) (dnsConfig, er
 			return cfg, fmt.Errorf("reading the host's resolv.conf %s: %w", hostPath, err)
 		}
 		cfg = dnsConfig{Servers: servers, Searches: searches, Options: options}
-		if usesClusterDNS(pod) && len(cluster.Servers) > 0 {
+		if UsesClusterDNS(pod) && len(cluster.Servers) > 0 {
 			domain := cluster.Domain
 			if domain == "" {
 				domain = DefaultClusterDomain

@@ -25,6 +25,7 @@ import (
 	"github.com/podrun/podrun/cgroups"
 	"github.com/podrun/podrun/image"
 	"github.com/podrun/podrun/logs"
+	"github.com/podrun/podrun/network"
 	"github.com/podrun/podrun/podspec"
 	"github.com/podrun/podrun/store"
 	"github.com/podrun/podrun/volumes"
@@ -53,6 +54,8 @@ type podRunner struct {
 	progress pullProgress
 	// ahead holds the containers created ahead of their turn, by name
 	// (createAhead); closed stops it once the pod stops.
+	// dnsOnce is the first container's wait for the cluster DNS.
+	dnsOnce sync.Once
 	aheadMu sync.Mutex
 	ahead   map[string]*ahead
 	taken   map[string]bool // containers whose turn has come once
@@ -215,6 +218,7 @@ func (r *podRunner) Start(ctx context.Context, c *corev1.Container, restartCount
 	if err != nil {
 		return nil, err
 	}
+	r.waitClusterDNS(ctx)
 	pc := r.takeAhead(c, img)
 	// The containers after c are created beside c's own creation: c's turn
 	// has come, so theirs is next (createAhead).
@@ -225,6 +229,37 @@ func (r *podRunner) Start(ctx context.Context, c *corev1.Container, restartCount
 		}
 	}
 	return r.release(pc, restartCount)
+}
+
+// clusterDNSWait bounds how long a pod's first container waits for the
+// cluster DNS (waitClusterDNS).
+const clusterDNSWait = 5 * time.Second
+
+// waitClusterDNS holds the pod's first container process until the services
+// owner serves the cluster DNS that the pod's resolv.conf names: on a node
+// CoreDNS runs before the pods that use it, while podrun starts its owner
+// beside a store's first pod, so a container that looks a name up at once
+// (a Service, or a name outside the cluster) would otherwise find no server.
+// Only pods that use the cluster DNS (network.UsesClusterDNS) wait, once, at
+// most clusterDNSWait: an owner that cannot start is the apply's warning, and
+// the pod runs without it as it did before.
+func (r *podRunner) waitClusterDNS(ctx context.Context) {
+	r.dnsOnce.Do(func() {
+		if !network.UsesClusterDNS(r.plan.Pod) {
+			return
+		}
+		if _, err := r.l.ReadServiceSettings(); err != nil {
+			return // recorded by the podrun that starts an owner
+		}
+		deadline := time.Now().Add(clusterDNSWait)
+		for store.OwnerPid(r.l.ServicesOwner()) == 0 && time.Now().Before(deadline) {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
+	})
 }
 
 // StartAhead creates the pod's first containers in start order ahead of
