@@ -14,16 +14,13 @@ import (
 )
 
 // A pod that uses the cluster DNS holds its first container until the
-// services owner serves; a pod that does not, or a store whose podrun
-// records no service settings, does not wait; a cancelled start stops
-// waiting.
+// services owner serves; a pod that does not, or one whose record names no
+// cluster DNS address, does not wait; a cancelled start stops waiting.
 func TestWaitClusterDNS(t *testing.T) {
 	newRunner := func(t *testing.T, policy corev1.DNSPolicy, settings bool) *podRunner {
 		l := store.Layout{Root: t.TempDir(), RunRoot: t.TempDir()}
 		if settings {
-			if err := l.WriteServiceSettings(store.ServiceSettings{}); err != nil {
-				t.Fatal(err)
-			}
+			l.ClusterDNS = "10.96.0.10" // from the pod's recorded settings
 		}
 		if err := os.MkdirAll(l.ServicesOwner().Dir, 0o700); err != nil {
 			t.Fatal(err)
@@ -50,7 +47,7 @@ func TestWaitClusterDNS(t *testing.T) {
 	}{
 		{"dnsPolicy Default", corev1.DNSDefault, true},
 		{"dnsPolicy None", corev1.DNSNone, true},
-		{"no service settings", corev1.DNSClusterFirst, false},
+		{"no cluster DNS recorded", corev1.DNSClusterFirst, false},
 	} {
 		r := newRunner(t, tc.policy, tc.settings)
 		if !returns(func() { r.waitClusterDNS(context.Background()) }) {

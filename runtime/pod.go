@@ -240,16 +240,14 @@ const clusterDNSWait = 5 * time.Second
 // CoreDNS runs before the pods that use it, while podrun starts its owner
 // beside a store's first pod, so a container that looks a name up at once
 // (a Service, or a name outside the cluster) would otherwise find no server.
-// Only pods that use the cluster DNS (network.UsesClusterDNS) wait, once, at
-// most clusterDNSWait: an owner that cannot start is the apply's warning, and
-// the pod runs without it as it did before.
+// Only pods whose resolv.conf names the cluster DNS (network.UsesClusterDNS,
+// and the address recorded in their settings, as the sandbox writes it) wait,
+// once, at most clusterDNSWait: an owner that cannot start is the apply's
+// warning, and the pod runs without it as it did before.
 func (r *podRunner) waitClusterDNS(ctx context.Context) {
 	r.dnsOnce.Do(func() {
-		if !network.UsesClusterDNS(r.plan.Pod) {
+		if r.l.ClusterDNS == "" || !network.UsesClusterDNS(r.plan.Pod) {
 			return
-		}
-		if _, err := r.l.ReadServiceSettings(); err != nil {
-			return // recorded by the podrun that starts an owner
 		}
 		deadline := time.Now().Add(clusterDNSWait)
 		for store.OwnerPid(r.l.ServicesOwner()) == 0 && time.Now().Before(deadline) {

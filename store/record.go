@@ -192,10 +192,20 @@ func RemoveStaleCreations(l Layout, age time.Duration) {
 // processes hold on it).
 const removingMarker = ".removing"
 
-// Removing reports whether the record directory dir is being removed.
+// Removing reports whether the record directory dir is being removed:
+// marked, or already emptied of both pod.json and record.json (the marker's
+// own last moment: a record is renamed into place whole, so a live one always
+// has one of the two).
 func Removing(dir string) bool {
-	_, err := os.Lstat(filepath.Join(dir, removingMarker))
-	return err == nil
+	if _, err := os.Lstat(filepath.Join(dir, removingMarker)); err == nil {
+		return true
+	}
+	for _, f := range []string{"pod.json", "record.json"} {
+		if _, err := os.Lstat(filepath.Join(dir, f)); !errors.Is(err, fs.ErrNotExist) {
+			return false
+		}
+	}
+	return dirExists(dir)
 }
 
 // MarkRemoving marks the record directory dir as being removed: from now on
@@ -271,7 +281,7 @@ func LoadRecord(l Layout, dir string) (*Record, error) {
 	}
 	if err := ReadJSON(filepath.Join(dir, "pod.json"), r.Pod); err != nil {
 		if errors.Is(err, fs.ErrNotExist) && (!dirExists(dir) || errors.Is(herr, fs.ErrNotExist)) {
-			return nil, err // deleted meanwhile (a record always has one of the two)
+			return nil, err // deleted meanwhile (a record always has one of the two: Removing)
 		}
 		r.Broken = errors.Join(r.Broken, err)
 	}
