@@ -66,7 +66,7 @@ func SyncServices(ctx context.Context, cfg Config, ports []ServicePort) error {
 	}
 	defer lk.unlock()
 
-	if !hasClusterIP(ports) {
+	if !HasServiceRules(ports) {
 		// No rules: the table goes in one netlink message, no nft process
 		// (the services owner does this as the store's last object goes).
 		return deleteTable(r.servicesTable())
@@ -94,7 +94,10 @@ func SyncServices(ctx context.Context, cfg Config, ports []ServicePort) error {
 	return nil
 }
 
-func hasClusterIP(ports []ServicePort) bool {
+// HasServiceRules reports whether ports make any rule, so that the Service
+// rules' table exists: only ports with a ClusterIP do (a headless Service's
+// make none), and without them SyncServices deletes the table.
+func HasServiceRules(ports []ServicePort) bool {
 	for _, p := range ports {
 		if p.ClusterIP != "" {
 			return true

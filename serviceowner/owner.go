@@ -91,13 +91,15 @@ type Owner struct {
 }
 
 // syncRules writes ports unless they equal the ports last written and the
-// table still exists, as kube-proxy's nftables syncProxyRules skips the
+// table is as they left it, as kube-proxy's nftables syncProxyRules skips the
 // services that did not change and does a full sync only when needFullSync
 // or FullSyncPeriod says so: a resync with nothing new runs no nft process.
+// Ports that make no rule leave no table (network.HasServiceRules): its
+// absence is then what the last write left, not a table to restore.
 func (o *Owner) syncRules(ctx context.Context, ports []network.ServicePort) error {
 	if o.valid && time.Since(o.lastFull) < fullSyncEvery && reflect.DeepEqual(ports, o.applied) {
 		ok, err := o.tableExists()
-		if err == nil && ok {
+		if err == nil && ok == network.HasServiceRules(ports) {
 			return nil
 		}
 		if err != nil {

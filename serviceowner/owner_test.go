@@ -61,4 +61,18 @@ func TestSyncRulesSkipsUnchanged(t *testing.T) {
 	fail = false
 	step("after a failed write", ports("10.96.0.22"), 6)
 	step("then unchanged", ports("10.96.0.22"), 6)
+
+	// No ports with a ClusterIP: the write deletes the table, and a resync
+	// that finds it absent leaves it so; one that finds a table (left by a
+	// crashed owner, or made behind this one's back) deletes it again.
+	exists = false
+	step("no Services", nil, 7)
+	step("no Services, table absent", nil, 7)
+	step("no Services again", nil, 7)
+	exists = true
+	step("no Services, a table found", nil, 8)
+	exists = false
+	headless := []network.ServicePort{{Namespace: "default", Name: "db", Protocol: "TCP", Port: 5432}}
+	step("a headless Service", headless, 9)
+	step("the headless Service unchanged", headless, 9)
 }
