@@ -52,10 +52,10 @@ type podRunner struct {
 	settings store.Settings
 	// progress is where the pod's image pulls stand, for apply --wait.
 	progress pullProgress
-	// ahead holds the containers created ahead of their turn, by name
-	// (createAhead); closed stops it once the pod stops.
 	// dnsOnce is the first container's wait for the cluster DNS.
 	dnsOnce sync.Once
+	// ahead holds the containers created ahead of their turn, by name
+	// (createAhead); closed stops it once the pod stops.
 	aheadMu sync.Mutex
 	ahead   map[string]*ahead
 	taken   map[string]bool // containers whose turn has come once
