@@ -214,3 +214,19 @@ func (w *OOMWatch) Stop() {
 
 // oomSettle bounds how long Killed waits for the cgroup's last events.
 const oomSettle = 2 * time.Second
+
+// MemoryUsage is the memory a cgroup's processes use, page cache included,
+// from its memory directory (MemoryDir): memory.current on v2,
+// memory.usage_in_bytes on v1, as the kubelet's GetPodCgroupMemoryUsage
+// reads it.
+func MemoryUsage(dir string) (int64, error) {
+	file := "memory.usage_in_bytes"
+	if cg.IsCgroup2UnifiedMode() {
+		file = "memory.current"
+	}
+	n, err := fscommon.GetCgroupParamUint(dir, file)
+	if err != nil {
+		return 0, fmt.Errorf("reading the memory usage of cgroup %s: %w", dir, err)
+	}
+	return int64(n), nil
+}

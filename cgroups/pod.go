@@ -106,6 +106,13 @@ func CreatePod(parent, podUID string, r Resources, driver string) (*Pod, error) 
 	return p, nil
 }
 
+// Update writes new values to the pod cgroup (an in-place resize): CreatePod
+// again, which converges on r's values.
+func (p *Pod) Update(parent string, r Resources) error {
+	_, err := CreatePod(parent, p.uid, r, p.driver)
+	return err
+}
+
 // PodPath is where CreatePod puts pod podUID's cgroup for that parent and
 // driver, without creating it: <parent>/pod<uid>, or under the systemd driver
 // the directory of the slice <parent>-pod<uid>.slice (e.g.

@@ -121,6 +121,27 @@ func PodResources(requests, limits corev1.ResourceList, qos corev1.PodQOSClass, 
 	return r
 }
 
+// Widest is, value by value, the wider of a's and b's cpu and memory: the
+// larger shares, the larger quota and memory limit (unset, unlimited, wins);
+// the rest is b's. A pod cgroup written with it holds both a's and b's
+// container values while its containers are resized from one to the other.
+func Widest(a, b Resources) Resources {
+	out := b
+	out.CPUShares = max(a.CPUShares, b.CPUShares)
+	wider := func(x, y int64) int64 {
+		if x <= 0 || y <= 0 {
+			return 0
+		}
+		return max(x, y)
+	}
+	out.CPUQuota = wider(a.CPUQuota, b.CPUQuota)
+	if out.CPUQuota == 0 {
+		out.CPUPeriod = 0
+	}
+	out.Memory = wider(a.Memory, b.Memory)
+	return out
+}
+
 // ContainerResources derives a container cgroup's values as the kubelet's
 // generateLinuxContainerResources does: shares from the cpu request (from the
 // limit when no request is given, 2 when neither), quota from the cpu limit

@@ -449,3 +449,17 @@ func TestLinuxResources(t *testing.T) {
 		})
 	}
 }
+
+// Widest holds both sides' values: the larger shares, quota and memory, an
+// unset (unlimited) one winning.
+func TestWidest(t *testing.T) {
+	a := Resources{CPUShares: 40, CPUQuota: 3000, CPUPeriod: QuotaPeriod, Memory: 100, PidsLimit: 7}
+	b := Resources{CPUShares: 30, CPUQuota: 5000, CPUPeriod: QuotaPeriod, Memory: 50, PidsLimit: 7}
+	if got, want := Widest(a, b), (Resources{CPUShares: 40, CPUQuota: 5000, CPUPeriod: QuotaPeriod, Memory: 100, PidsLimit: 7}); !reflect.DeepEqual(got, want) {
+		t.Errorf("Widest = %+v, want %+v", got, want)
+	}
+	b.CPUQuota, b.CPUPeriod, b.Memory = 0, 0, 0
+	if got, want := Widest(a, b), (Resources{CPUShares: 40, PidsLimit: 7}); !reflect.DeepEqual(got, want) {
+		t.Errorf("Widest with b unlimited = %+v, want %+v", got, want)
+	}
+}

@@ -92,7 +92,7 @@ spec:
 		failure{[]string{"patch", "pod", "nothere", "-p", "{}"}, 1, `pods "nothere" not found`},
 		failure{[]string{"patch", "widgets", "x", "-p", "{}"}, 1, `the server doesn't have a resource type "widgets"`},
 		failure{[]string{"patch", "cm", "cfg", "--type", "json", "-p", `[{"op":"remove","path":"/data/none"}]`}, 2, "the patch does not apply to configmap/cfg"},
-		failure{[]string{"patch", "pod", "web", "--subresource", "resize", "-p", "{}"}, 1, "in-place pod resize is not supported"},
+		failure{[]string{"patch", "cm", "cfg", "--subresource", "resize", "-p", "{}"}, 1, "the server could not find the requested resource: configmap has no resize subresource"},
 	)
 }
 

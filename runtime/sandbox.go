@@ -41,6 +41,8 @@ type sandbox struct {
 	volumes      *volumes.Set
 	// allocatable is the node's allocatable resources (nodeAllocatable).
 	allocatable corev1.ResourceList
+	// pidsLimit is the pod cgroup's pids limit (--pids-limit), kept for a resize.
+	pidsLimit int64
 	// claimPath resolves persistentVolumeClaim volumes (ClaimPath).
 	claimPath func(string) (string, error)
 }
@@ -106,16 +108,16 @@ func setupSandbox(ctx context.Context, l store.Layout, paths store.PodPaths, pla
 			return nil, err
 		}
 	}
-	sb = &sandbox{hostNetwork: pod.Spec.HostNetwork, hostIPC: pod.Spec.HostIPC, allocatable: nodeAllocatable(l.Root)}
+	sb = &sandbox{hostNetwork: pod.Spec.HostNetwork, hostIPC: pod.Spec.HostIPC, allocatable: nodeAllocatable(l.Root), pidsLimit: pidsLimit}
 	if sb.hostname, err = network.Hostname(pod); err != nil {
 		// Unwrapped: the kubelet's FailedCreatePodSandBox event carries
 		// GetNodenameForKernel's error as it is (generatePodSandboxConfig).
 		return nil, err
 	}
 
-	sb.cgroup, err = cgroups.CreatePod(l.CgroupParent, uid,
-		cgroups.PodResources(plan.Requests, plan.Limits, plan.QOS, plan.CPULimitsDeclared, plan.MemoryLimitsDeclared, pidsLimit),
-		l.CgroupDriver)
+	// From the pod as it is now, not the plan's values: a resize may have
+	// come before the sandbox.
+	sb.cgroup, err = cgroups.CreatePod(l.CgroupParent, uid, sb.podCgroupResources(pod), l.CgroupDriver)
 	if err != nil {
 		return nil, fmt.Errorf("creating the pod cgroup: %w", err)
 	}

@@ -41,6 +41,11 @@ type ApplyOptions struct {
 	// last apply (kubectl patch leaves last-applied-configuration as it
 	// was): the manifest applied again after a patch stays unchanged.
 	KeepApplied bool
+	// Resize is the pods/resize subresource (kubectl patch --subresource
+	// resize): an existing pod's containers get new cpu and memory requests
+	// and limits (podspec.DiffPodResize), which its supervisor applies in
+	// place; nothing else changes, and the record of its last apply stays.
+	Resize bool
 	// Standby, when set, is a supervisor process started ahead
 	// (SpawnStandby): the first pod this apply starts is given to it.
 	Standby *Standby
@@ -234,6 +239,12 @@ func conflict(l store.Layout, plan *podspec.Plan, opts ApplyOptions) error {
 	if old.Broken == nil {
 		plan = plan.ForUpdate(old.Pod) // admission applies on create only
 	}
+	if opts.Resize {
+		if _, err := podspec.DiffPodResize(old.Pod, plan.Pod); err != nil {
+			return errdefs.Invalid(err)
+		}
+		return nil
+	}
 	prev, _ := os.ReadFile(old.Paths.AppliedFile())
 	if string(prev) == appliedHash(plan, opts.Settings) && old.Broken == nil {
 		return nil // unchanged (a finished pod too), or run again after its supervisor was lost
@@ -270,6 +281,9 @@ func applyLocked(l store.Layout, plan *podspec.Plan, opts ApplyOptions) (*ApplyR
 			hash = appliedHash(plan, opts.Settings)
 		}
 		prev, _ := os.ReadFile(old.Paths.AppliedFile())
+		if opts.Resize {
+			return resize(old, plan, string(prev))
+		}
 		// Under the reservation no other apply is starting this pod, so a pod
 		// without a live supervisor is lost even if it never started.
 		lost := old.Broken == nil && !store.IsTerminal(old.Pod) && store.SupervisorPid(old.Paths) == 0 && old.Pod.DeletionTimestamp == nil
@@ -318,6 +332,8 @@ func applyLocked(l store.Layout, plan *podspec.Plan, opts ApplyOptions) (*ApplyR
 		action = "replaced"
 	} else if !errors.Is(err, store.ErrNotFound) {
 		return nil, err
+	} else if opts.Resize {
+		return nil, errdefs.Class(errdefs.ErrNotFound, fmt.Errorf("pods %q not found", plan.Pod.Name))
 	}
 	pod := plan.Pod.DeepCopy()
 	pod.UID = types.UID(uuid.NewString())
@@ -413,6 +429,40 @@ func live(rec *store.Record) bool {
 // kubelet is done with.
 func stopped(rec *store.Record) bool {
 	return rec.Broken == nil && store.SupervisorPid(rec.Paths) == 0 && (store.IsTerminal(rec.Pod) || rec.Pod.DeletionTimestamp != nil)
+}
+
+// resize stores new cpu and memory requests and limits of a pod's
+// containers (the pods/resize subresource, podspec.DiffPodResize) and asks
+// its supervisor to apply them, as the kubelet actuates a resize: in place,
+// or by restarting a container whose resizePolicy says RestartContainer.
+// metadata.generation moves; the record of the last apply does not.
+func resize(old *store.Record, plan *podspec.Plan, hash string) (*ApplyResult, error) {
+	if old.Broken != nil {
+		return nil, existsError(plan, old)
+	}
+	changed, err := podspec.DiffPodResize(old.Pod, plan.Pod)
+	if err != nil {
+		return nil, errdefs.Invalid(err)
+	}
+	if len(changed) == 0 {
+		return &ApplyResult{Record: old, Action: "unchanged"}, nil
+	}
+	pod := podspec.ApplyPodResize(old.Pod, plan.Pod)
+	if pod.Generation == 0 {
+		pod.Generation = 1
+	}
+	pod.Generation++
+	if err := store.UpdateSpec(old.Paths, pod, hash); err != nil {
+		return nil, err
+	}
+	pod.Status = old.Pod.Status
+	old.Pod = pod
+	if pid := store.SupervisorPid(old.Paths); pid > 0 {
+		if err := request(old.Paths, pid, func(r *store.Request) { r.Update++ }); err != nil {
+			return nil, fmt.Errorf("resizing pod %s: %w", old.Key(), err)
+		}
+	}
+	return &ApplyResult{Record: old, Action: "configured"}, nil
 }
 
 // update changes a running pod as far as the API server lets an update change

@@ -142,11 +142,14 @@ const (
 // restart or stop, and the pod status that results. It owns all state and runs
 // on one goroutine; container work happens on others and comes back as messages.
 type machine struct {
-	pod     *corev1.Pod
-	clock   clock.Clock
-	runner  containerRunner
-	events  *eventLog
-	backoff *backoff
+	pod *corev1.Pod
+	// resizeConds is the pod's PodResizePending or PodResizeInProgress
+	// condition while a resize is not done (resize).
+	resizeConds []corev1.PodCondition
+	clock       clock.Clock
+	runner      containerRunner
+	events      *eventLog
+	backoff     *backoff
 	// imageBackoff spaces out pulls of an image that failed (the kubelet's image manager).
 	imageBackoff *backoff
 	// Messages from container goroutines and probe workers queue here without
@@ -1061,10 +1064,14 @@ func (m *machine) podStatus() corev1.PodStatus {
 	s.InitContainerStatuses = nil
 	s.ContainerStatuses = nil
 	for _, c := range m.inits {
-		s.InitContainerStatuses = append(s.InitContainerStatuses, *c.status.DeepCopy())
+		st := *c.status.DeepCopy()
+		st.Resources = statusResources(c)
+		s.InitContainerStatuses = append(s.InitContainerStatuses, st)
 	}
 	for _, c := range m.apps {
-		s.ContainerStatuses = append(s.ContainerStatuses, *c.status.DeepCopy())
+		st := *c.status.DeepCopy()
+		st.Resources = statusResources(c)
+		s.ContainerStatuses = append(s.ContainerStatuses, st)
 	}
 	all := append(append([]corev1.ContainerStatus{}, s.InitContainerStatuses...), s.ContainerStatuses...)
 	switch {
@@ -1100,6 +1107,7 @@ func (m *machine) podStatus() corev1.PodStatus {
 		s.Reason, s.Message = ReasonEvicted, m.evicted
 	}
 	s.Conditions = podConditions(m.pod, m.status.Conditions, all, s.Phase, m.sandboxReady, metav1.NewTime(m.clock.Now()))
+	s.Conditions = append(s.Conditions, m.resizeConds...)
 	// The generation of the spec this status is about, on the status and on
 	// every condition (PodObservedGenerationTracking: the kubelet's
 	// generateAPIPodStatus and podutil.CalculatePodConditionObservedGeneration).
@@ -1188,4 +1196,5 @@ func (m *machine) update(p *corev1.Pod) {
 	}
 	apply(m.inits, p.Spec.InitContainers)
 	apply(m.apps, p.Spec.Containers)
+	m.resize(p)
 }

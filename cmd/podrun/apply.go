@@ -86,6 +86,8 @@ type applyHow struct {
 	// keepApplied leaves a pod's record of its last apply as it was, as
 	// kubectl patch leaves last-applied-configuration.
 	keepApplied bool
+	// resize is the pods/resize subresource (patch --subresource resize).
+	resize bool
 }
 
 // printAction prints what apply did to one object, kubectl's "KIND/NAME
@@ -198,7 +200,7 @@ func applyManifests(c *cli.Context, files []string, how applyHow) error {
 	if err := checkTerminating(l, in); err != nil {
 		return err
 	}
-	opts := supervisor.ApplyOptions{Force: c.Bool("force"), LogLevel: c.String("log-level"), Settings: podSettings(c), KeepApplied: how.keepApplied, Standby: standby}
+	opts := supervisor.ApplyOptions{Force: c.Bool("force"), LogLevel: c.String("log-level"), Settings: podSettings(c), KeepApplied: how.keepApplied, Resize: how.resize, Standby: standby}
 	// One transaction, as the API server takes one request: every pod's name
 	// is reserved and every conflict (a pod that exists with a spec no update
 	// may give it, an immutable object or a claim's spec changed) is found

@@ -39,6 +39,9 @@ func patchCommand() *cli.Command {
   # Scale a Deployment with a JSON merge patch
   podrun patch deployment web --type merge -p 'spec: {replicas: 3}'
 
+  # Give a running container more CPU and memory in place (the resize subresource)
+  podrun patch pod web --subresource resize -p '{"spec":{"containers":[{"name":"app","resources":{"requests":{"cpu":"200m"},"limits":{"cpu":"400m","memory":"256Mi"}}}]}}'
+
   # A JSON patch (RFC 6902)
   podrun patch configmap cfg --type json -p '[{"op":"replace","path":"/data/level","value":"debug"}]'`,
 		Flags: []cli.Flag{
@@ -47,7 +50,7 @@ func patchCommand() *cli.Command {
 			&cli.StringFlag{Name: "type", Value: "strategic", Usage: "json, merge or strategic"},
 			&cli.StringFlag{Name: "dry-run", Value: "none", Usage: "client or server: validate and print the patched object, change nothing"},
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "name, yaml or json: print the patched object"},
-			&cli.StringFlag{Name: "subresource", Usage: "status, scale or resize: not supported (podrun keeps the status; see scale)"},
+			&cli.StringFlag{Name: "subresource", Usage: "resize: change a pod's containers' cpu and memory in place (the pods/resize subresource); status and scale are not supported (podrun keeps the status; see scale)"},
 		},
 		Action: runPatch,
 	}
@@ -69,6 +72,7 @@ func runPatch(c *cli.Context) error {
 	if !slices.Contains(patchTypes, typ) {
 		return usageError("--type must be one of %v, not %q", patchTypes, c.String("type"))
 	}
+	resize := false
 	switch sub := c.String("subresource"); sub {
 	case "":
 	case "status":
@@ -76,7 +80,7 @@ func runPatch(c *cli.Context) error {
 	case "scale":
 		return failed("--subresource scale is not supported: use podrun scale, or patch spec.replicas")
 	case "resize":
-		return failed("--subresource resize: in-place pod resize is not supported; change the resources in the manifest and apply it with --force")
+		resize = true
 	default:
 		return usageError("invalid subresource value: %q. Must be one of [status scale resize]", sub)
 	}
@@ -98,6 +102,9 @@ func runPatch(c *cli.Context) error {
 		return err
 	}
 	resource := resourceName(obj.kind)
+	if resize && obj.kind != "Pod" {
+		return failed("the server could not find the requested resource: %s has no resize subresource", resource)
+	}
 	var patchBytes []byte
 	if file != "" {
 		if patchBytes, err = os.ReadFile(file); err != nil {
@@ -145,7 +152,7 @@ func runPatch(c *cli.Context) error {
 		return printPatched(output, resource, obj.name, patched, current)
 	}
 	if changed {
-		stored, err := applyEdited(c, source, patched)
+		stored, err := applyEdited(c, source, patched, resize)
 		if err != nil {
 			return err
 		}
@@ -165,7 +172,7 @@ func runPatch(c *cli.Context) error {
 // update rules and messages; a pod keeps the record of its last apply, as
 // kubectl's patches leave last-applied-configuration. It reports whether
 // the store changed.
-func applyEdited(c *cli.Context, source string, edited []byte) (bool, error) {
+func applyEdited(c *cli.Context, source string, edited []byte, resize bool) (bool, error) {
 	stored := true
 	load := func(string) (*podspec.Manifest, error) { return podspec.Load(edited, source) }
 	report := func(_, _, action string) {
@@ -173,7 +180,7 @@ func applyEdited(c *cli.Context, source string, edited []byte) (bool, error) {
 			stored = false
 		}
 	}
-	err := applyManifests(c, []string{source}, applyHow{load: load, report: report, keepApplied: true})
+	err := applyManifests(c, []string{source}, applyHow{load: load, report: report, keepApplied: true, resize: resize})
 	return stored, err
 }
 

@@ -135,7 +135,7 @@ func runSetImage(c *cli.Context) error {
 		if !changed {
 			continue // kubectl prints nothing for an empty patch
 		}
-		if _, err := applyEdited(c, fmt.Sprintf("%s/%s with its new images", resource, t.name), data); err != nil {
+		if _, err := applyEdited(c, fmt.Sprintf("%s/%s with its new images", resource, t.name), data, false); err != nil {
 			return err
 		}
 		fmt.Printf("%s/%s image updated\n", resource, t.name)
