@@ -11,15 +11,9 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 )
 
-// The pods/resize subresource, as test/e2e/common/node/pod_resize.go drives
-// it: kubectl patch --subresource resize changes a running pod's cpu and
-// memory in place; a container whose resizePolicy says RestartContainer for
-// a changed resource is restarted; the status reports what is allocated;
-// the API server's refusals; a resize the node cannot hold stays pending
-// (Infeasible) until a resize that fits replaces it.
-func TestPodResize(t *testing.T) {
-	e := newEnv(t)
-	e.apply(`
+// resizePodYAML is pod_resize.go's kind of pod: two Burstable containers,
+// c2's memory under resizePolicy RestartContainer.
+const resizePodYAML = `
 apiVersion: v1
 kind: Pod
 metadata: {name: rz}
@@ -40,7 +34,17 @@ spec:
     resources:
       requests: {cpu: 20m, memory: 20Mi}
       limits: {cpu: 30m, memory: 30Mi}
-`)
+`
+
+// The pods/resize subresource, as test/e2e/common/node/pod_resize.go drives
+// it: kubectl patch --subresource resize changes a running pod's cpu and
+// memory in place; a container whose resizePolicy says RestartContainer for
+// a changed resource is restarted; the status reports what is allocated;
+// the API server's refusals; a resize the node cannot hold stays pending
+// (Infeasible) until a resize that fits replaces it.
+func TestPodResize(t *testing.T) {
+	e := newEnv(t)
+	e.apply(resizePodYAML)
 	running := func(what string, restarts map[string]int32) *corev1.Pod {
 		t.Helper()
 		return e.waitFor("rz", time.Minute, what, func(p *corev1.Pod) bool {
@@ -181,28 +185,7 @@ spec:
 	check(p, want)
 	// The manifest applied again leaves the resized pod as it is, as
 	// kubectl apply's three-way patch does.
-	if r := e.must("apply", "-f", e.manifest(`
-apiVersion: v1
-kind: Pod
-metadata: {name: rz}
-spec:
-  restartPolicy: OnFailure
-  terminationGracePeriodSeconds: 0
-  containers:
-  - name: c1
-    image: busybox:1.28
-    command: ["sleep", "3600"]
-    resources:
-      requests: {cpu: 20m, memory: 20Mi}
-      limits: {cpu: 30m, memory: 30Mi}
-  - name: c2
-    image: busybox:1.28
-    command: ["sleep", "3600"]
-    resizePolicy: [{resourceName: memory, restartPolicy: RestartContainer}]
-    resources:
-      requests: {cpu: 20m, memory: 20Mi}
-      limits: {cpu: 30m, memory: 30Mi}
-`)); r.stdout != "pod/rz unchanged\n" {
+	if r := e.must("apply", "-f", e.manifest(resizePodYAML)); r.stdout != "pod/rz unchanged\n" {
 		t.Errorf("apply of the manifest after the resizes: %s", r)
 	}
 }
