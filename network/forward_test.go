@@ -1,6 +1,8 @@
 package network
 
 import (
+	"os"
+	"path/filepath"
 	"reflect"
 	"runtime"
 	"testing"
@@ -74,6 +76,47 @@ func TestNoFilterTable(t *testing.T) {
 		}
 		if noFilterTable() {
 			t.Errorf("the nftables table ip filter (iptables-nft's) was not seen")
+		}
+	}()
+	<-done
+}
+
+// TestRemoveForwardSkipsIptablesWithoutFilterTable: the last pod's delete
+// runs no iptables process when no filter table exists; with one, it reads
+// it (here a stand-in iptables that records its runs).
+func TestRemoveForwardSkipsIptablesWithoutFilterTable(t *testing.T) {
+	requireRoot(t)
+	dir := t.TempDir()
+	marker := filepath.Join(dir, "ran")
+	if err := os.WriteFile(filepath.Join(dir, "iptables"), []byte("#!/bin/sh\necho \"$@\" >> "+marker+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", dir)
+	ran := func() bool { _, err := os.Stat(marker); return err == nil }
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		runtime.LockOSThread() // the thread dies in its namespace: never unlocked
+		if err := unix.Unshare(unix.CLONE_NEWNET); err != nil {
+			t.Errorf("unshare: %v", err)
+			return
+		}
+		if err := removeForward("prtestbr0"); err != nil || ran() {
+			t.Errorf("without a filter table: removeForward = %v, iptables ran: %v", err, ran())
+			return
+		}
+		c, err := nftables.New()
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		c.AddTable(&nftables.Table{Family: nftables.TableFamilyIPv4, Name: "filter"})
+		if err := c.Flush(); err != nil {
+			t.Error(err)
+			return
+		}
+		if err := removeForward("prtestbr0"); err != nil || !ran() {
+			t.Errorf("with a filter table: removeForward = %v, iptables ran: %v", err, ran())
 		}
 	}()
 	<-done
