@@ -47,10 +47,9 @@ func TestForwardFiltering(t *testing.T) {
 	}
 }
 
-// TestNoFilterTable: in a network namespace of its own no iptables filter
-// table exists (the setup skips iptables); once iptables-nft's "ip filter"
-// table is there, it does not.
-func TestNoFilterTable(t *testing.T) {
+// inNewNetns runs fn on a thread of its own in a new network namespace.
+func inNewNetns(t *testing.T, fn func()) {
+	t.Helper()
 	requireRoot(t)
 	done := make(chan struct{})
 	go func() {
@@ -60,25 +59,40 @@ func TestNoFilterTable(t *testing.T) {
 			t.Errorf("unshare: %v", err)
 			return
 		}
+		fn()
+	}()
+	<-done
+}
+
+// addFilterTable makes iptables-nft's table, "ip filter", in the calling
+// thread's network namespace.
+func addFilterTable(t *testing.T) bool {
+	c, err := nftables.New()
+	if err != nil {
+		t.Error(err)
+		return false
+	}
+	c.AddTable(&nftables.Table{Family: nftables.TableFamilyIPv4, Name: "filter"})
+	if err := c.Flush(); err != nil {
+		t.Error(err)
+		return false
+	}
+	return true
+}
+
+// TestNoFilterTable: in a network namespace of its own no iptables filter
+// table exists (the setup skips iptables); once iptables-nft's "ip filter"
+// table is there, it does not.
+func TestNoFilterTable(t *testing.T) {
+	inNewNetns(t, func() {
 		if !noFilterTable() {
 			t.Errorf("a new network namespace has a filter table?")
 			return
 		}
-		c, err := nftables.New()
-		if err != nil {
-			t.Error(err)
-			return
-		}
-		c.AddTable(&nftables.Table{Family: nftables.TableFamilyIPv4, Name: "filter"})
-		if err := c.Flush(); err != nil {
-			t.Error(err)
-			return
-		}
-		if noFilterTable() {
+		if addFilterTable(t) && noFilterTable() {
 			t.Errorf("the nftables table ip filter (iptables-nft's) was not seen")
 		}
-	}()
-	<-done
+	})
 }
 
 // TestRemoveForwardSkipsIptablesWithoutFilterTable: the last pod's delete
@@ -93,31 +107,16 @@ func TestRemoveForwardSkipsIptablesWithoutFilterTable(t *testing.T) {
 	}
 	t.Setenv("PATH", dir)
 	ran := func() bool { _, err := os.Stat(marker); return err == nil }
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		runtime.LockOSThread() // the thread dies in its namespace: never unlocked
-		if err := unix.Unshare(unix.CLONE_NEWNET); err != nil {
-			t.Errorf("unshare: %v", err)
-			return
-		}
+	inNewNetns(t, func() {
 		if err := removeForward("prtestbr0"); err != nil || ran() {
 			t.Errorf("without a filter table: removeForward = %v, iptables ran: %v", err, ran())
 			return
 		}
-		c, err := nftables.New()
-		if err != nil {
-			t.Error(err)
-			return
-		}
-		c.AddTable(&nftables.Table{Family: nftables.TableFamilyIPv4, Name: "filter"})
-		if err := c.Flush(); err != nil {
-			t.Error(err)
+		if !addFilterTable(t) {
 			return
 		}
 		if err := removeForward("prtestbr0"); err != nil || !ran() {
 			t.Errorf("with a filter table: removeForward = %v, iptables ran: %v", err, ran())
 		}
-	}()
-	<-done
+	})
 }

@@ -447,22 +447,33 @@ func resize(old *store.Record, plan *podspec.Plan, hash string) (*ApplyResult, e
 	if len(changed) == 0 {
 		return &ApplyResult{Record: old, Action: "unchanged"}, nil
 	}
-	pod := podspec.ApplyPodResize(old.Pod, plan.Pod)
-	if pod.Generation == 0 {
-		pod.Generation = 1
+	if err := storeSpec(old, podspec.ApplyPodResize(old.Pod, plan.Pod), hash, true); err != nil {
+		return nil, fmt.Errorf("resizing pod %s: %w", old.Key(), err)
 	}
-	pod.Generation++
+	return &ApplyResult{Record: old, Action: "configured"}, nil
+}
+
+// storeSpec writes pod, old's pod with an update or a resize made, as old's
+// record (keeping its status) and, with notify, asks its supervisor, if one
+// runs, to act on it. metadata.generation moves with every change of the
+// spec, not of the metadata (PodObservedGenerationTracking:
+// podStrategy.PrepareForUpdate).
+func storeSpec(old *store.Record, pod *corev1.Pod, hash string, notify bool) error {
+	if pod.Generation == 0 {
+		pod.Generation = 1 // a record from before podrun kept generations
+	}
+	if !apiequality.Semantic.DeepEqual(old.Pod.Spec, pod.Spec) {
+		pod.Generation++
+	}
 	if err := store.UpdateSpec(old.Paths, pod, hash); err != nil {
-		return nil, err
+		return err
 	}
 	pod.Status = old.Pod.Status
 	old.Pod = pod
-	if pid := store.SupervisorPid(old.Paths); pid > 0 {
-		if err := request(old.Paths, pid, func(r *store.Request) { r.Update++ }); err != nil {
-			return nil, fmt.Errorf("resizing pod %s: %w", old.Key(), err)
-		}
+	if pid := store.SupervisorPid(old.Paths); notify && pid > 0 {
+		return request(old.Paths, pid, func(r *store.Request) { r.Update++ })
 	}
-	return &ApplyResult{Record: old, Action: "configured"}, nil
+	return nil
 }
 
 // update changes a running pod as far as the API server lets an update change
@@ -478,27 +489,10 @@ func update(l store.Layout, old *store.Record, plan *podspec.Plan, hash string) 
 	if err != nil {
 		return nil, errdefs.Invalid(fmt.Errorf("%w\n(podrun apply --force deletes the pod and creates it again)", err))
 	}
-	pod := podspec.ApplyPodUpdate(old.Pod, plan.Pod)
-	// metadata.generation moves with every change of the spec, not of the
-	// metadata (PodObservedGenerationTracking: podStrategy.PrepareForUpdate).
-	if pod.Generation == 0 {
-		pod.Generation = 1 // a record from before podrun kept generations
+	if err := storeSpec(old, podspec.ApplyPodUpdate(old.Pod, plan.Pod), hash, u.Changed()); err != nil {
+		return nil, fmt.Errorf("updating pod %s: %w", old.Key(), err)
 	}
-	if !apiequality.Semantic.DeepEqual(old.Pod.Spec, pod.Spec) {
-		pod.Generation++
-	}
-	if err := store.UpdateSpec(old.Paths, pod, hash); err != nil {
-		return nil, err
-	}
-	pod.Status = old.Pod.Status
-	old.Pod = pod
-	if u.Changed() {
-		if pid := store.SupervisorPid(old.Paths); pid > 0 {
-			if err := request(old.Paths, pid, func(r *store.Request) { r.Update++ }); err != nil {
-				return nil, fmt.Errorf("updating pod %s: %w", old.Key(), err)
-			}
-		}
-	}
+	pod := old.Pod
 	if pod.DeletionTimestamp != nil && len(pod.Finalizers) == 0 && stopped(old) {
 		if err := removePod(l, old); err != nil {
 			return nil, err
