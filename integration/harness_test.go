@@ -291,7 +291,7 @@ func (e *env) supervisorLog(p *corev1.Pod) string {
 }
 
 func containerState(p *corev1.Pod, name string) corev1.ContainerStatus {
-	for _, s := range append(append([]corev1.ContainerStatus{}, p.Status.InitContainerStatuses...), p.Status.ContainerStatuses...) {
+	for _, s := range append(append(append([]corev1.ContainerStatus{}, p.Status.InitContainerStatuses...), p.Status.ContainerStatuses...), p.Status.EphemeralContainerStatuses...) {
 		if s.Name == name {
 			return s
 		}

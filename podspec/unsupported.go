@@ -30,7 +30,6 @@ type UnsupportedField struct {
 // Unsupported is the one list of fields podrun rejects. The README table is
 // generated from it (UnsupportedMarkdown); a test keeps the two in sync.
 var Unsupported = []UnsupportedField{
-	{Kind: "Pod", Path: "spec.ephemeralContainers", Reason: "ephemeral containers are added by `kubectl debug`, which podrun does not offer"},
 	{Kind: "Pod", Path: "spec.os.name", When: "windows", Reason: "podrun runs Linux containers", match: stringIs("windows")},
 	{Kind: "Pod", Path: "spec.hostUsers", When: "false", Reason: "user namespaces are not supported", match: boolIs(false)},
 	{Kind: "Pod", Path: "spec.runtimeClassName", Reason: "there is one runtime, runc"},
@@ -51,12 +50,12 @@ var Unsupported = []UnsupportedField{
 		Reason: "network and cloud volume plugins are not supported; mount on the host and use hostPath"},
 	{Kind: "Pod", Path: "spec.volumes[*].hostPath.path", When: "relative", Reason: "a host path must be absolute: the kubelet would fail to mount it, forever", match: relativePath},
 	{Kind: "Pod", Path: "spec.volumes[*].projected.sources[*].{serviceAccountToken,clusterTrustBundle,podCertificate}", Reason: "needs the API server"},
-	{Kind: "Pod", Path: "spec.{initContainers,containers}[*].volumeDevices", Reason: "raw block devices are not supported (claims are host directories)"},
+	{Kind: "Pod", Path: "spec.{initContainers,containers,ephemeralContainers}[*].volumeDevices", Reason: "raw block devices are not supported (claims are host directories)"},
 	{Kind: "Pod", Path: "spec.{initContainers,containers}[*].resources.claims", Reason: "dynamic resource allocation needs a cluster"},
 	{Kind: "Pod", Path: "spec.{initContainers,containers}[*].restartPolicyRules", Reason: "alpha field (ContainerRestartRules)"},
-	{Kind: "Pod", Path: "spec.{initContainers,containers}[*].env[*].valueFrom.fileKeyRef", Reason: "alpha field (EnvFiles)"},
-	{Kind: "Pod", Path: "spec.{initContainers,containers}[*].volumeMounts[*].mountPath", When: "relative", Reason: "runc mounts at absolute paths only", match: relativePath},
-	{Kind: "Pod", Path: "spec.{initContainers,containers}[*].securityContext.windowsOptions.hostProcess", When: "true", Reason: "Windows HostProcess containers", match: boolIs(true)},
+	{Kind: "Pod", Path: "spec.{initContainers,containers,ephemeralContainers}[*].env[*].valueFrom.fileKeyRef", Reason: "alpha field (EnvFiles)"},
+	{Kind: "Pod", Path: "spec.{initContainers,containers,ephemeralContainers}[*].volumeMounts[*].mountPath", When: "relative", Reason: "runc mounts at absolute paths only", match: relativePath},
+	{Kind: "Pod", Path: "spec.{initContainers,containers,ephemeralContainers}[*].securityContext.windowsOptions.hostProcess", When: "true", Reason: "Windows HostProcess containers", match: boolIs(true)},
 	{Kind: "Job", Path: "spec.managedBy", Reason: "Jobs managed by another controller"},
 	{Kind: "PersistentVolumeClaim", Path: "spec.volumeMode", When: "Block", Reason: "a claim is a host directory; raw block devices are not supported", match: stringIs(string(corev1.PersistentVolumeBlock))},
 	{Kind: "PersistentVolumeClaim", Path: "spec.{dataSource,dataSourceRef}", Reason: "claims are provisioned empty; cloning and snapshots need a CSI driver"},

@@ -104,6 +104,12 @@ func DiffPodUpdate(old, updated *corev1.Pod) (PodUpdate, error) {
 			}
 		}
 	}
+	// Ephemeral containers are the ephemeralcontainers subresource's: a
+	// manifest that has none leaves the pod's as they are, as kubectl
+	// apply's three-way merge leaves fields it never applied.
+	if len(munged.EphemeralContainers) == 0 {
+		munged.EphemeralContainers = old.Spec.EphemeralContainers
+	}
 	images(munged.InitContainers, old.Spec.InitContainers)
 	images(munged.Containers, old.Spec.Containers)
 	// activeDeadlineSeconds may be set, or lowered, never raised or removed.

@@ -322,6 +322,7 @@ func validatePodSpec(spec *corev1.PodSpec, fldPath *field.Path) field.ErrorList 
 	errs = append(errs, validatePodResourceClaims(spec.ResourceClaims, fldPath.Child("resourceClaims"))...)
 	errs = append(errs, validateContainers(spec.Containers, vols, podClaimNames, gracePeriod, fldPath.Child("containers"), spec.RestartPolicy, hostUsers)...)
 	errs = append(errs, validateInitContainers(spec.InitContainers, spec.Containers, vols, podClaimNames, gracePeriod, fldPath.Child("initContainers"), spec.RestartPolicy, hostUsers)...)
+	errs = append(errs, validateEphemeralContainers(spec.EphemeralContainers, spec.Containers, spec.InitContainers, vols, podClaimNames, fldPath.Child("ephemeralContainers"), spec.RestartPolicy, hostUsers)...)
 	if spec.Resources != nil {
 		errs = append(errs, validatePodResources(spec, fldPath.Child("resources"))...)
 	}

@@ -442,7 +442,6 @@ func TestValidate(t *testing.T) {
 			p.Spec.EphemeralContainers = []corev1.EphemeralContainer{{EphemeralContainerCommon: corev1.EphemeralContainerCommon{Name: "debug", Image: "busybox"}}}
 		}, want: []string{
 			`spec.ephemeralContainers: Forbidden: cannot be set on create`,
-			"spec.ephemeralContainers: Forbidden: not supported by podrun: ephemeral containers are added by `kubectl debug`, which podrun does not offer",
 		}},
 		{name: "persistent volume claims are supported", mutate: func(p *corev1.Pod) {
 			p.Spec.Volumes = []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "data"}}}}

@@ -94,6 +94,14 @@ func Describe(w io.Writer, pod *corev1.Pod, extra Extra, now time.Time) {
 		c := &pod.Spec.Containers[i]
 		describeContainer(p, c, findStatus(pod.Status.ContainerStatuses, c.Name), pod)
 	}
+	if len(pod.Spec.EphemeralContainers) > 0 {
+		// describePod: the ephemeral containers as containers, after the others.
+		p.line(0, "Ephemeral Containers:")
+		for i := range pod.Spec.EphemeralContainers {
+			c := corev1.Container(pod.Spec.EphemeralContainers[i].EphemeralContainerCommon)
+			describeContainer(p, &c, findStatus(pod.Status.EphemeralContainerStatuses, c.Name), pod)
+		}
+	}
 	if len(pod.Status.Conditions) > 0 {
 		p.line(0, "Conditions:")
 		tw := NewTabWriter(w)

@@ -60,6 +60,10 @@ type podRunner struct {
 	ahead   map[string]*ahead
 	taken   map[string]bool // containers whose turn has come once
 	closed  bool
+	// ephemeral holds the pod's ephemeral containers by name, each with the
+	// PID namespace it joins ("" for its own): StartEphemeral.
+	ephMu     sync.Mutex
+	ephemeral map[string]string
 }
 
 // waitReleased waits until the previous run of the container is released.
@@ -79,6 +83,9 @@ type pull struct {
 }
 
 func (r *podRunner) object(c *corev1.Container) string {
+	if _, ok := r.ephemeralPIDNS(c.Name); ok {
+		return fmt.Sprintf("spec.ephemeralContainers{%s}", c.Name)
+	}
 	for i := range r.plan.Pod.Spec.InitContainers {
 		if r.plan.Pod.Spec.InitContainers[i].Name == c.Name {
 			return fmt.Sprintf("spec.initContainers{%s}", c.Name)
@@ -229,6 +236,49 @@ func (r *podRunner) Start(ctx context.Context, c *corev1.Container, restartCount
 		}
 	}
 	return r.release(pc, restartCount)
+}
+
+// StartEphemeral creates and starts an ephemeral container (the
+// ephemeralcontainers subresource, `podrun debug`) in the pod's sandbox: the
+// pod's network, IPC and UTS namespaces, its volumes and cgroup, and, when
+// it names a running target container and the pod does not share one PID
+// namespace, the target's PID namespace, as the kubelet asks the runtime
+// for NamespaceMode_TARGET (kuberuntime_container.go
+// generateContainerConfig, containerd's WithPodNamespaces). It runs once:
+// the supervisor never starts it again.
+func (r *podRunner) StartEphemeral(ctx context.Context, c *corev1.Container, target ContainerHandle) (ContainerHandle, error) {
+	pidNS := ""
+	if target != nil && r.sb.pidNS == "" && !r.plan.Pod.Spec.HostPID {
+		tc, ok := target.(*podContainer)
+		if !ok || tc.rc.pid() <= 0 {
+			return nil, &startError{Reason: "CreateContainerError", Waiting: true, Message: "the target container is not running"}
+		}
+		pidNS = fmt.Sprintf("/proc/%d/ns/pid", tc.rc.pid())
+	}
+	r.ephMu.Lock()
+	if r.ephemeral == nil {
+		r.ephemeral = map[string]string{}
+	}
+	r.ephemeral[c.Name] = pidNS
+	r.ephMu.Unlock()
+	img, err := r.ensureImage(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	pc, err := r.create(c, img, false, 0)
+	if err != nil {
+		return nil, err
+	}
+	return r.release(pc, 0)
+}
+
+// ephemeralPIDNS says whether name is an ephemeral container of the pod, and
+// the PID namespace it joins.
+func (r *podRunner) ephemeralPIDNS(name string) (string, bool) {
+	r.ephMu.Lock()
+	defer r.ephMu.Unlock()
+	ns, ok := r.ephemeral[name]
+	return ns, ok
 }
 
 // clusterDNSWait bounds how long a pod's first container waits for the
@@ -639,6 +689,9 @@ func (r *podRunner) containerConfig(c *corev1.Container, img *image.Image, id, r
 		// Without it libcontainer reads slice:prefix:name as a cgroupfs path.
 		SystemdCgroup: r.sb.cgroup.Driver() == cgroups.DriverSystemd,
 		Resources:     cgroups.ContainerResources(c).LinuxResources(),
+	}
+	if ns, ok := r.ephemeralPIDNS(c.Name); ok && ns != "" {
+		cfg.PIDNS = ns // the target container's
 	}
 	if !r.sb.hostNetwork {
 		cfg.Hostname = r.sb.hostname

@@ -6,7 +6,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 )
 
-// ContainerNames lists a pod's containers: init containers first, in order.
+// ContainerNames lists a pod's containers: init containers first, in order,
+// then the app containers, then the ephemeral containers.
 func ContainerNames(pod *corev1.Pod) (names []string, init map[string]bool) {
 	init = map[string]bool{}
 	for _, c := range pod.Spec.InitContainers {
@@ -14,6 +15,9 @@ func ContainerNames(pod *corev1.Pod) (names []string, init map[string]bool) {
 		init[c.Name] = true
 	}
 	for _, c := range pod.Spec.Containers {
+		names = append(names, c.Name)
+	}
+	for _, c := range pod.Spec.EphemeralContainers {
 		names = append(names, c.Name)
 	}
 	return names, init
@@ -24,7 +28,10 @@ func ContainerStatus(pod *corev1.Pod, name string) (corev1.ContainerStatus, bool
 	if s, ok := FindStatus(pod.Status.InitContainerStatuses, name); ok {
 		return s, true
 	}
-	return FindStatus(pod.Status.ContainerStatuses, name)
+	if s, ok := FindStatus(pod.Status.ContainerStatuses, name); ok {
+		return s, true
+	}
+	return FindStatus(pod.Status.EphemeralContainerStatuses, name)
 }
 
 // LogRun says which run's log `podrun logs` reads, as the kubelet's

@@ -453,6 +453,43 @@ func resize(old *store.Record, plan *podspec.Plan, hash string) (*ApplyResult, e
 	return &ApplyResult{Record: old, Action: "configured"}, nil
 }
 
+// UpdateEphemeralContainers is the pods/ephemeralcontainers subresource
+// (kubectl debug, kubectl patch --subresource ephemeralcontainers): the
+// stored pod gets updated's ephemeral containers and nothing else of it
+// (podspec.DiffEphemeralContainers checks them as the API server does:
+// existing ones stay as they are), and its supervisor starts the new ones.
+// metadata.generation moves; the record of the last apply does not.
+// updated must be defaulted (podspec.SetDefaults).
+func UpdateEphemeralContainers(l store.Layout, namespace, name string, updated *corev1.Pod) (*ApplyResult, error) {
+	lock, err := l.LockName(namespace, "pods", name)
+	if err != nil {
+		return nil, err
+	}
+	defer lock.Unlock()
+	old, err := store.FindPod(l, namespace, name)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, errdefs.Class(errdefs.ErrNotFound, fmt.Errorf("pods %q not found", name))
+	}
+	if err != nil {
+		return nil, err
+	}
+	if old.Broken != nil {
+		return nil, fmt.Errorf("pod %q in namespace %q: its record cannot be read (%v)", name, namespace, old.Broken)
+	}
+	added, err := podspec.DiffEphemeralContainers(old.Pod, updated)
+	if err != nil {
+		return nil, errdefs.Invalid(err)
+	}
+	if len(added) == 0 {
+		return &ApplyResult{Record: old, Action: "unchanged"}, nil
+	}
+	prev, _ := os.ReadFile(old.Paths.AppliedFile())
+	if err := storeSpec(old, podspec.ApplyEphemeralContainers(old.Pod, updated), string(prev), true); err != nil {
+		return nil, fmt.Errorf("updating the ephemeral containers of pod %s: %w", old.Key(), err)
+	}
+	return &ApplyResult{Record: old, Action: "configured"}, nil
+}
+
 // storeSpec writes pod, old's pod with an update or a resize made, as old's
 // record (keeping its status) and, with notify, asks its supervisor, if one
 // runs, to act on it. metadata.generation moves with every change of the

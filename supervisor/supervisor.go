@@ -40,6 +40,9 @@ const sidecarSettle = time.Second
 type containerRunner interface {
 	// Start starts one run of c; restartCount numbers the run (0 = first).
 	Start(ctx context.Context, c *corev1.Container, restartCount int32) (containerHandle, error)
+	// StartEphemeral starts the one run of ephemeral container c, in the
+	// PID namespace of target when that is a running container.
+	StartEphemeral(ctx context.Context, c *corev1.Container, target containerHandle) (containerHandle, error)
 	// StopSignal is the signal that asks c to stop (the image's STOPSIGNAL or SIGTERM).
 	StopSignal(c *corev1.Container) syscall.Signal
 }
@@ -49,7 +52,12 @@ type ctr struct {
 	spec    *corev1.Container
 	init    bool // declared in initContainers
 	sidecar bool
-	status  corev1.ContainerStatus
+	// ephemeral: declared in ephemeralContainers (added through the
+	// ephemeralcontainers subresource); it runs once, never restarted, and
+	// target is the container whose PID namespace it joins, if any.
+	ephemeral bool
+	target    string
+	status    corev1.ContainerStatus
 
 	handle   containerHandle
 	starting bool
@@ -159,6 +167,7 @@ type machine struct {
 	notify  chan struct{}
 
 	inits, apps []*ctr
+	ephemerals  []*ctr
 	byName      map[string]*ctr
 
 	state       podState
@@ -213,6 +222,7 @@ func newMachine(ctx context.Context, pod *corev1.Pod, runner containerRunner, cl
 	for i := range pod.Spec.Containers {
 		m.apps = append(m.apps, add(&pod.Spec.Containers[i], false))
 	}
+	m.addEphemeral(pod.Spec.EphemeralContainers)
 	now := metav1.NewTime(clk.Now())
 	m.status.StartTime = &now
 	m.gracePeriod = 30 * time.Second
@@ -260,6 +270,22 @@ func (m *machine) restore(prev corev1.PodStatus) {
 			c.status.LastTerminationState = st.LastTerminationState
 		}
 	}
+	// An ephemeral container that ran is not run again: one that was running
+	// when the supervisor was lost ended unknown.
+	for _, c := range m.ephemerals {
+		st, ok := findStatus(prev.EphemeralContainerStatuses, c.spec.Name)
+		if !ok || st.State.Waiting != nil {
+			continue
+		}
+		c.ran = true
+		c.status = st
+		if r := st.State.Running; r != nil {
+			c.status.State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+				ExitCode: 137, Reason: reasonStatusUnknown, Message: messageStatusUnknown,
+				StartedAt: r.StartedAt, FinishedAt: now, ContainerID: st.ContainerID,
+			}}
+		}
+	}
 	if m.pod.Spec.RestartPolicy == corev1.RestartPolicyNever {
 		// The kubelet does not run a Never pod again once its sandbox is gone.
 		m.events.add("Warning", "SupervisorLost", "", "The pod's supervisor was lost and restartPolicy is Never: the pod has failed")
@@ -270,7 +296,54 @@ func (m *machine) restore(prev corev1.PodStatus) {
 	m.events.add("Normal", "Restarting", "", "Running the pod again: its supervisor was lost")
 }
 
+// all is every container of the pod: init, app and ephemeral.
+func (m *machine) all() []*ctr {
+	return append(append(append([]*ctr{}, m.inits...), m.apps...), m.ephemerals...)
+}
+
+// addEphemeral adds the ephemeral containers not known yet, waiting, as the
+// kubelet's status shows an ephemeral container it has not started
+// (convertToAPIContainerStatuses' default state; no started, never ready).
+func (m *machine) addEphemeral(ecs []corev1.EphemeralContainer) {
+	reason := ReasonContainerCreating
+	if len(m.pod.Spec.InitContainers) > 0 {
+		reason = ReasonPodInitializing
+	}
+	for _, ec := range ecs {
+		if _, ok := m.byName[ec.Name]; ok {
+			continue
+		}
+		spec := corev1.Container(*ec.EphemeralContainerCommon.DeepCopy())
+		x := &ctr{spec: &spec, ephemeral: true, target: ec.TargetContainerName}
+		x.status = corev1.ContainerStatus{
+			Name:  ec.Name,
+			Image: ec.Image,
+			State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: reason}},
+		}
+		m.byName[ec.Name] = x
+		m.ephemerals = append(m.ephemerals, x)
+	}
+}
+
+// syncEphemeral starts the ephemeral containers that have not run, as
+// SyncPod does before it looks at the init containers
+// (podContainerChanges.EphemeralContainersToStart: those without a status);
+// one that has run is never started again.
+func (m *machine) syncEphemeral() {
+	if m.terminal {
+		return
+	}
+	for _, c := range m.ephemerals {
+		if !c.ran && !c.active() && !c.stopping {
+			m.startWithBackoff(c)
+		}
+	}
+}
+
 func (m *machine) object(c *ctr) string {
+	if c.ephemeral {
+		return fmt.Sprintf("spec.ephemeralContainers{%s}", c.spec.Name)
+	}
 	if c.init {
 		return fmt.Sprintf("spec.initContainers{%s}", c.spec.Name)
 	}
@@ -311,7 +384,7 @@ func (m *machine) backoffKey(c *ctr) string {
 // stops containers as the pod's spec and the containers' states require.
 func (m *machine) sync() {
 	now := m.clock.Now()
-	for _, c := range append(append([]*ctr{}, m.inits...), m.apps...) {
+	for _, c := range m.all() {
 		if c.stopping && c.handle != nil {
 			m.advanceStop(c, now)
 		}
@@ -334,6 +407,9 @@ func (m *machine) sync() {
 	if m.state == stateRunning && m.killingInSync() {
 		return // the kubelet's SyncPod is still in killContainer
 	}
+	if m.state == stateRunning {
+		m.syncEphemeral()
+	}
 	if m.state == stateRunning && !m.initialized {
 		m.syncInit()
 	}
@@ -349,7 +425,7 @@ func (m *machine) sync() {
 // sync (ctr.syncKill): SyncPod kills podContainerChanges.ContainersToKill one
 // by one, waiting for each (kuberuntime_manager.go), before it starts anything.
 func (m *machine) killingInSync() bool {
-	for _, c := range append(append([]*ctr{}, m.inits...), m.apps...) {
+	for _, c := range m.all() {
 		if c.syncKill && c.stopping && c.handle != nil {
 			return true
 		}
@@ -508,7 +584,7 @@ func (m *machine) beginTermination(grace time.Duration) {
 		m.graceEnd = end
 	}
 	m.state = stateTerminating
-	for _, c := range append(append([]*ctr{}, m.inits...), m.apps...) {
+	for _, c := range m.all() {
 		if c.stopping && c.handle != nil {
 			m.shortenStop(c, now, m.graceEnd.Sub(now)) // a second delete may shorten the grace period
 		}
@@ -526,7 +602,7 @@ func (m *machine) beginTermination(grace time.Duration) {
 // signal, so they are signalled in reverse order.
 func (m *machine) syncTermination() {
 	busy := false
-	for _, c := range append(append([]*ctr{}, m.inits...), m.apps...) {
+	for _, c := range m.all() {
 		busy = m.stop(c) || busy
 	}
 	if busy {
@@ -556,7 +632,7 @@ func (m *machine) rerun() {
 	m.state = stateRunning
 	m.graceEnd = time.Time{}
 	m.initialized = len(m.inits) == 0
-	for _, c := range append(append([]*ctr{}, m.inits...), m.apps...) {
+	for _, c := range m.all() {
 		c.completed = false
 		c.status.Ready = false
 	}
@@ -647,9 +723,17 @@ func (m *machine) start(c *ctr) {
 	c.postStartPending = postStart
 	c.output = false
 	sidecar := c.sidecar
+	startRun := func() (containerHandle, error) { return m.runner.Start(m.ctx, c.spec, restartCount) }
+	if c.ephemeral {
+		var target containerHandle
+		if t := m.byName[c.target]; t != nil && !t.ephemeral {
+			target = t.handle
+		}
+		startRun = func() (containerHandle, error) { return m.runner.StartEphemeral(m.ctx, c.spec, target) }
+	}
 	// The status's restart count moves when the new run exists (handle).
 	go func() {
-		h, err := m.runner.Start(m.ctx, c.spec, restartCount)
+		h, err := startRun()
 		m.post(message{c: c, run: run, handle: h, err: err})
 		if err != nil {
 			return
@@ -759,6 +843,9 @@ func (m *machine) handle(msg message) {
 		c.status.Ready = c.completed
 		f := false
 		c.status.Started = &f
+		if c.ephemeral {
+			c.status.Started = nil // the prober manager sets it for init and app containers only
+		}
 	case msg.err != nil:
 		c.starting = false
 		c.postStartPending = false
@@ -817,13 +904,17 @@ func (m *machine) handle(msg message) {
 		crashpoint.Hit("supervisor:started:" + c.spec.Name)
 		// Probes run on every container but plain init containers, which
 		// may not have any; a plain init container is ready once it has succeeded.
-		if !c.init || c.sidecar {
+		// An ephemeral container has no probes, and neither started nor ready
+		// (the prober manager's UpdatePodStatus sees only the other two lists).
+		if (!c.init || c.sidecar) && !c.ephemeral {
 			run := c.run
 			c.probes = probe.StartContainer(c.spec, m.target(c, msg.handle), m.clock, func(u probe.Update) {
 				m.post(message{c: c, run: run, probe: &u})
 			})
 		}
-		m.refreshProbeStatus(c)
+		if !c.ephemeral {
+			m.refreshProbeStatus(c)
+		}
 		if m.state == stateTerminating {
 			if c.probes != nil {
 				c.probes.StopLivenessAndStartup()
@@ -1042,7 +1133,7 @@ func (m *machine) nextWakeup(synced time.Time) time.Time {
 	if d := m.pod.Spec.ActiveDeadlineSeconds; d != nil && !m.terminal && m.state == stateRunning {
 		consider(m.status.StartTime.Add(time.Duration(*d) * time.Second))
 	}
-	for _, c := range append(append([]*ctr{}, m.inits...), m.apps...) {
+	for _, c := range m.all() {
 		if c.stopping {
 			consider(c.stopDeadline())
 		}
@@ -1072,6 +1163,10 @@ func (m *machine) podStatus() corev1.PodStatus {
 		st := *c.status.DeepCopy()
 		st.Resources = statusResources(c)
 		s.ContainerStatuses = append(s.ContainerStatuses, st)
+	}
+	s.EphemeralContainerStatuses = nil
+	for _, c := range m.ephemerals {
+		s.EphemeralContainerStatuses = append(s.EphemeralContainerStatuses, *c.status.DeepCopy())
 	}
 	all := append(append([]corev1.ContainerStatus{}, s.InitContainerStatuses...), s.ContainerStatuses...)
 	switch {
@@ -1196,5 +1291,7 @@ func (m *machine) update(p *corev1.Pod) {
 	}
 	apply(m.inits, p.Spec.InitContainers)
 	apply(m.apps, p.Spec.Containers)
+	m.pod.Spec.EphemeralContainers = p.Spec.EphemeralContainers
+	m.addEphemeral(p.Spec.EphemeralContainers)
 	m.resize(p)
 }

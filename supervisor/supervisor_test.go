@@ -35,6 +35,8 @@ type fakeRunner struct {
 	silent map[string]bool
 	// gate holds execs of the command "gate" until it is closed.
 	gate chan struct{}
+	// targets lists "name->true" for every ephemeral start given a running target.
+	targets []string
 }
 
 type fakeHandle struct {
@@ -66,6 +68,13 @@ func (r *fakeRunner) Start(_ context.Context, c *corev1.Container, restartCount 
 	}
 	r.running[c.Name] = h
 	return h, nil
+}
+
+func (r *fakeRunner) StartEphemeral(ctx context.Context, c *corev1.Container, target containerHandle) (containerHandle, error) {
+	r.mu.Lock()
+	r.targets = append(r.targets, fmt.Sprintf("%s->%v", c.Name, target != nil))
+	r.mu.Unlock()
+	return r.Start(ctx, c, 0)
 }
 
 func (r *fakeRunner) StopSignal(*corev1.Container) syscall.Signal { return syscall.SIGTERM }
@@ -185,7 +194,7 @@ func (h *harness) settle() {
 		h.m.sync()
 		h.status = h.m.podStatus()
 		pending := false
-		for _, c := range append(append([]*ctr{}, h.m.inits...), h.m.apps...) {
+		for _, c := range h.m.all() {
 			if c.starting {
 				pending = true
 			}
@@ -222,7 +231,7 @@ func (h *harness) step(d time.Duration) {
 }
 
 func (h *harness) state(name string) corev1.ContainerStatus {
-	for _, s := range append(append([]corev1.ContainerStatus{}, h.status.InitContainerStatuses...), h.status.ContainerStatuses...) {
+	for _, s := range append(append(append([]corev1.ContainerStatus{}, h.status.InitContainerStatuses...), h.status.ContainerStatuses...), h.status.EphemeralContainerStatuses...) {
 		if s.Name == name {
 			return s
 		}

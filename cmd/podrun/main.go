@@ -111,6 +111,7 @@ func newApp() *cli.App {
 			portForwardCommand(),
 			exposeCommand(),
 			annotateCommand(),
+			debugCommand(),
 		},
 	}
 	app.UseShortOptionHandling = true
@@ -123,7 +124,7 @@ func newApp() *cli.App {
 				cmd.Before = needRoot
 			}
 			switch cmd.Name {
-			case "get", "describe", "logs", "exec", "delete", "restart", "wait":
+			case "get", "describe", "logs", "exec", "delete", "restart", "wait", "debug":
 				cmd.BashComplete = completePods
 			}
 			cmd.UseShortOptionHandling = true // -it, as kubectl takes it

@@ -42,6 +42,9 @@ func patchCommand() *cli.Command {
   # Give a running container more CPU and memory in place (the resize subresource)
   podrun patch pod web --subresource resize -p '{"spec":{"containers":[{"name":"app","resources":{"requests":{"cpu":"200m"},"limits":{"cpu":"400m","memory":"256Mi"}}}]}}'
 
+  # Add an ephemeral container to a running pod (the ephemeralcontainers subresource, as podrun debug)
+  podrun patch pod web --subresource ephemeralcontainers -p '{"spec":{"ephemeralContainers":[{"name":"debugger","image":"busybox:1.28","command":["sleep","3600"],"targetContainerName":"app"}]}}'
+
   # A JSON patch (RFC 6902)
   podrun patch configmap cfg --type json -p '[{"op":"replace","path":"/data/level","value":"debug"}]'`,
 		Flags: []cli.Flag{
@@ -50,7 +53,7 @@ func patchCommand() *cli.Command {
 			&cli.StringFlag{Name: "type", Value: "strategic", Usage: "json, merge or strategic"},
 			&cli.StringFlag{Name: "dry-run", Value: "none", Usage: "client or server: validate and print the patched object, change nothing"},
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "name, yaml or json: print the patched object"},
-			&cli.StringFlag{Name: "subresource", Usage: "resize: change a pod's containers' cpu and memory in place (the pods/resize subresource); status and scale are not supported (podrun keeps the status; see scale)"},
+			&cli.StringFlag{Name: "subresource", Usage: "resize: change a pod's containers' cpu and memory in place (the pods/resize subresource); ephemeralcontainers: add ephemeral containers to a pod (as podrun debug); status and scale are not supported (podrun keeps the status; see scale)"},
 		},
 		Action: runPatch,
 	}
@@ -72,7 +75,7 @@ func runPatch(c *cli.Context) error {
 	if !slices.Contains(patchTypes, typ) {
 		return usageError("--type must be one of %v, not %q", patchTypes, c.String("type"))
 	}
-	resize := false
+	resize, ephemeral := false, false
 	switch sub := c.String("subresource"); sub {
 	case "":
 	case "status":
@@ -81,8 +84,10 @@ func runPatch(c *cli.Context) error {
 		return failed("--subresource scale is not supported: use podrun scale, or patch spec.replicas")
 	case "resize":
 		resize = true
+	case "ephemeralcontainers":
+		ephemeral = true
 	default:
-		return usageError("invalid subresource value: %q. Must be one of [status scale resize]", sub)
+		return usageError("invalid subresource value: %q. Must be one of [status scale resize ephemeralcontainers]", sub)
 	}
 	dryRun := c.String("dry-run")
 	switch dryRun {
@@ -104,6 +109,9 @@ func runPatch(c *cli.Context) error {
 	resource := resourceName(obj.kind)
 	if resize && obj.kind != "Pod" {
 		return failed("the server could not find the requested resource: %s has no resize subresource", resource)
+	}
+	if ephemeral && obj.kind != "Pod" {
+		return failed("the server could not find the requested resource: %s has no ephemeralcontainers subresource", resource)
 	}
 	var patchBytes []byte
 	if file != "" {
@@ -137,6 +145,24 @@ func runPatch(c *cli.Context) error {
 	word := "patched"
 	if !changed {
 		word = "patched (no change)"
+	}
+	if ephemeral {
+		// Only the ephemeral containers are taken (dropNonEphemeralContainerUpdates).
+		stored, err := patchEphemeralContainers(l, found[0].pod.Pod, patched, dryRun != "none")
+		if err != nil {
+			return err
+		}
+		if !stored {
+			word = "patched (no change)"
+		}
+		if dryRun != "none" {
+			word += map[string]string{"client": " (dry run)", "server": " (server dry run)"}[dryRun]
+		}
+		if output == "" || dryRun != "none" {
+			fmt.Printf("%s/%s %s\n", resource, obj.name, word)
+			return nil
+		}
+		return printStored(l, output, resource, obj)
 	}
 	source := fmt.Sprintf("the patched %s/%s", resource, obj.name)
 	load := func(string) (*podspec.Manifest, error) { return podspec.Load(patched, source) }

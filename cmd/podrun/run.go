@@ -181,46 +181,9 @@ func runRun(c *cli.Context) error {
 func attachRun(c *cli.Context, l store.Layout, rec *store.Record, name string) (int, error) {
 	ctx, stop := interruptContext()
 	defer stop()
-	pw, err := newPodWatch(l)
+	rec, err := followRun(ctx, c, l, rec, name, c.Bool("stdin"))
 	if err != nil {
-		return 0, failed("watching the pod record: %v", err)
-	}
-	defer pw.close()
-	tctx, cancel := context.WithTimeout(ctx, c.Duration("pod-running-timeout"))
-	// Wait until the container has a run whose log can be read.
-	var run int32
-	for {
-		cur, err := rec.Reload(l)
-		if err != nil {
-			cancel()
-			return 0, failed("pod %s: %v", name, err)
-		}
-		if r, err := store.LogRun(cur.Pod, name, false); err == nil {
-			run, rec = r, cur
-			break
-		}
-		if cur.Pod.Status.Phase == corev1.PodFailed {
-			cancel()
-			return 0, failed("pod %s failed: %s", name, failureSummary(cur, cur.View()))
-		}
-		if err := pw.wait(tctx, 0, cur); err != nil {
-			cancel()
-			if ctx.Err() != nil {
-				return 0, cli.Exit("interrupted", exitFailed)
-			}
-			return 0, cli.Exit(fmt.Sprintf("timed out after %s waiting for pod %s to start (status %s)", c.Duration("pod-running-timeout"), name, statusWord(cur.View())), exitTimeout)
-		}
-	}
-	cancel()
-	if c.Bool("stdin") {
-		go feedStdin(ctx, rec.Paths.StdinFifo(name), func() bool { return store.RunEnded(l, rec, name, run) })
-	}
-	done := func() bool { return store.RunEnded(l, rec, name, run) }
-	if err := logs.Read(ctx, rec.LogPath(name, run), logs.Options{Follow: true, Tail: -1}, os.Stdout, os.Stdout, done); err != nil {
-		if ctx.Err() != nil {
-			return 0, cli.Exit("", exitFailed)
-		}
-		return 0, failed("reading the output of %s: %v", name, err)
+		return 0, err
 	}
 	// The attached run has ended. As kubectl run: a restartPolicy-Always pod
 	// is done with (0); Never waits for the pod to complete, OnFailure for it
@@ -228,6 +191,11 @@ func attachRun(c *cli.Context, l store.Layout, rec *store.Record, name string) (
 	if rec.Pod.Spec.RestartPolicy == corev1.RestartPolicyAlways {
 		return 0, nil
 	}
+	pw, err := newPodWatch(l)
+	if err != nil {
+		return 0, failed("watching the pod record: %v", err)
+	}
+	defer pw.close()
 	for {
 		cur, err := rec.Reload(l)
 		if err != nil {
@@ -256,6 +224,51 @@ func attachRun(c *cli.Context, l store.Layout, rec *store.Record, name string) (
 			return 0, cli.Exit("", exitFailed)
 		}
 	}
+}
+
+// followRun waits (up to --pod-running-timeout) until the container has a
+// run whose log can be read, feeds it podrun's stdin with stdin, and prints
+// its output until the run ends; it returns the pod's record as of then.
+func followRun(ctx context.Context, c *cli.Context, l store.Layout, rec *store.Record, name string, stdin bool) (*store.Record, error) {
+	pw, err := newPodWatch(l)
+	if err != nil {
+		return nil, failed("watching the pod record: %v", err)
+	}
+	defer pw.close()
+	tctx, cancel := context.WithTimeout(ctx, c.Duration("pod-running-timeout"))
+	defer cancel()
+	var run int32
+	for {
+		cur, err := rec.Reload(l)
+		if err != nil {
+			return nil, failed("pod %s: %v", rec.Pod.Name, err)
+		}
+		if r, err := store.LogRun(cur.Pod, name, false); err == nil {
+			run, rec = r, cur
+			break
+		}
+		if cur.Pod.Status.Phase == corev1.PodFailed {
+			return nil, failed("pod %s failed: %s", cur.Pod.Name, failureSummary(cur, cur.View()))
+		}
+		if err := pw.wait(tctx, 0, cur); err != nil {
+			if ctx.Err() != nil {
+				return nil, cli.Exit("interrupted", exitFailed)
+			}
+			return nil, cli.Exit(fmt.Sprintf("timed out after %s waiting for container %s of pod %s to start (status %s)", c.Duration("pod-running-timeout"), name, cur.Pod.Name, statusWord(cur.View())), exitTimeout)
+		}
+	}
+	cancel()
+	done := func() bool { return store.RunEnded(l, rec, name, run) }
+	if stdin {
+		go feedStdin(ctx, rec.Paths.StdinFifo(name), done)
+	}
+	if err := logs.Read(ctx, rec.LogPath(name, run), logs.Options{Follow: true, Tail: -1}, os.Stdout, os.Stdout, done); err != nil {
+		if ctx.Err() != nil {
+			return nil, cli.Exit("", exitFailed)
+		}
+		return nil, failed("reading the output of %s: %v", name, err)
+	}
+	return rec, nil
 }
 
 // feedStdin copies podrun's stdin into the container's (its named pipe, see
