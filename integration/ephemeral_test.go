@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -38,14 +39,31 @@ func TestEphemeralContainers(t *testing.T) {
 		t.Fatalf("generation %d before any ephemeral container, want 1", p.Generation)
 	}
 	if r := e.must("debug", pod, "--image=busybox:1.28", "-c", "debugger", "--target", "test-container-1", "--",
-		"sh", "-c", "while true; do echo polo; sleep 2; done"); r.stdout != "" || r.stderr != "" {
-		t.Fatalf("debug without -i or --attach says nothing (kubectl debug): %s", r)
+		"sh", "-c", "while true; do echo polo; sleep 2; done"); r.stdout != "" || r.stderr != "Targeting container \"test-container-1\". If you don't see processes from this container it may be because the container runtime doesn't support this feature.\n" {
+		t.Fatalf("debug without -i or --attach says only what it targets (kubectl debug): %s", r)
 	}
 	p = e.waitFor(pod, time.Minute, "the debugger running", func(p *corev1.Pod) bool {
 		return containerState(p, "debugger").State.Running != nil
 	})
 	if p.Generation != 2 || p.Status.ObservedGeneration != 2 {
 		t.Errorf("generation %d, observedGeneration %d, want 2 and 2", p.Generation, p.Status.ObservedGeneration)
+	}
+	// The general profile (kubectl's default) lets it trace its target.
+	if sc := p.Spec.EphemeralContainers[0].SecurityContext; sc == nil || sc.Capabilities == nil || len(sc.Capabilities.Add) != 1 || sc.Capabilities.Add[0] != "SYS_PTRACE" {
+		t.Errorf("debugger's securityContext %+v: want SYS_PTRACE added (the general profile)", sc)
+	}
+	capEff := func(container string) uint64 {
+		t.Helper()
+		r := e.must("exec", pod, "-c", container, "--", "grep", "CapEff", "/proc/self/status")
+		v, err := strconv.ParseUint(strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(r.stdout), "CapEff:")), 16, 64)
+		if err != nil {
+			t.Fatalf("capabilities of %s: %s", container, r)
+		}
+		return v
+	}
+	const sysPtrace = 1 << 19
+	if app, dbg := capEff("test-container-1"), capEff("debugger"); app&sysPtrace != 0 || dbg != app|sysPtrace {
+		t.Errorf("capabilities: app %x, debugger %x: want the app's set and SYS_PTRACE", app, dbg)
 	}
 	if st := containerState(p, "debugger"); st.Ready || st.Started != nil || !strings.HasPrefix(st.ContainerID, "podrun://") {
 		t.Errorf("debugger's status: ready %v, started %v, id %q: want not ready and no started, as the kubelet reports it", st.Ready, st.Started, st.ContainerID)

@@ -46,7 +46,7 @@ Examples:
 			&cli.BoolFlag{Name: "arguments-only", Usage: "the arguments after -- are args to the image's entrypoint, not the command"},
 			&cli.StringSliceFlag{Name: "env", Usage: "NAME=VALUE environment variables (repeatable)"},
 			&cli.StringFlag{Name: "image-pull-policy", Usage: "Always, IfNotPresent or Never"},
-			&cli.StringFlag{Name: "profile", Value: "legacy", Usage: "the security profile: legacy, general, baseline, restricted, netadmin or sysadmin"},
+			&cli.StringFlag{Name: "profile", Value: "general", Usage: "the security profile: general (SYS_PTRACE added), legacy, baseline, restricted, netadmin or sysadmin"},
 			&cli.DurationFlag{Name: "pod-running-timeout", Value: time.Minute, Usage: "with -i or --attach: how long to wait for the container to start"},
 			&cli.StringFlag{Name: "copy-to", Usage: "not supported: podrun adds an ephemeral container to the pod itself"},
 		},
@@ -55,7 +55,8 @@ Examples:
 }
 
 // debugProfiles are kubectl debug's profiles as they apply to an ephemeral
-// container (k8s.io/kubectl/pkg/cmd/debug/profiles.go).
+// container (k8s.io/kubectl/pkg/cmd/debug/profiles.go); general is the
+// default since kubectl 1.36 (kubernetes#135874).
 var debugProfiles = map[string]func(sc *corev1.SecurityContext) *corev1.SecurityContext{
 	"legacy":   func(sc *corev1.SecurityContext) *corev1.SecurityContext { return sc },
 	"baseline": func(*corev1.SecurityContext) *corev1.SecurityContext { return nil },
@@ -110,6 +111,9 @@ func runDebug(c *cli.Context) error {
 		if !c.Bool("quiet") {
 			fmt.Fprintf(os.Stderr, "Defaulting debug container name to %s.\n", name)
 		}
+	}
+	if target := c.String("target"); target != "" && !c.Bool("quiet") {
+		fmt.Fprintf(os.Stderr, "Targeting container %q. If you don't see processes from this container it may be because the container runtime doesn't support this feature.\n", target)
 	}
 	ec := corev1.EphemeralContainer{
 		EphemeralContainerCommon: corev1.EphemeralContainerCommon{
