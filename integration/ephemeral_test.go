@@ -83,7 +83,7 @@ func TestEphemeralContainers(t *testing.T) {
 	// A second one through the subresource: it exits with an error, is not
 	// restarted, and leaves the pod Running and Ready.
 	if r := e.must("patch", "pod", pod, "--subresource", "ephemeralcontainers", "-p",
-		`{"spec":{"ephemeralContainers":[{"name":"debugger2","image":"busybox:1.28","imagePullPolicy":"IfNotPresent","terminationMessagePolicy":"File","command":["sh","-c","echo two; exit 4"]}]}}`); r.stdout != "pod/"+pod+" patched\n" {
+		`{"spec":{"ephemeralContainers":[{"name":"debugger2","image":"busybox:1.28","imagePullPolicy":"IfNotPresent","terminationMessagePolicy":"File","stdin":true,"tty":true,"command":["sh","-c","echo two; exit 4"]}]}}`); r.stdout != "pod/"+pod+" patched\n" {
 		t.Fatalf("patch --subresource ephemeralcontainers: %s", r)
 	}
 	p = e.waitFor(pod, time.Minute, "debugger2 ended", func(p *corev1.Pod) bool {
