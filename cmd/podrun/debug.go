@@ -127,10 +127,7 @@ func runDebug(c *cli.Context) error {
 	} else {
 		ec.Command = args[1:]
 	}
-	for _, e := range c.StringSlice("env") {
-		k, v, _ := strings.Cut(e, "=")
-		ec.Env = append(ec.Env, corev1.EnvVar{Name: k, Value: v})
-	}
+	ec.Env = envFlag(c)
 	ec.SecurityContext = profile(ec.SecurityContext)
 	l := layout(c)
 	rec, err := findPod(l, namespace(c), podArgs(args[:1])[0])

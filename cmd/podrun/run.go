@@ -97,10 +97,7 @@ func runRun(c *cli.Context) error {
 	} else {
 		ctr.Args = rest
 	}
-	for _, e := range c.StringSlice("env") {
-		k, v, _ := strings.Cut(e, "=")
-		ctr.Env = append(ctr.Env, corev1.EnvVar{Name: k, Value: v})
-	}
+	ctr.Env = envFlag(c)
 	labels := map[string]string{"run": name}
 	if l := c.String("labels"); l != "" {
 		var err error
@@ -173,6 +170,16 @@ func runRun(c *cli.Context) error {
 		return cli.Exit("", code)
 	}
 	return nil
+}
+
+// envFlag is the --env NAME=VALUE flags' variables (kubectl run and debug).
+func envFlag(c *cli.Context) []corev1.EnvVar {
+	var env []corev1.EnvVar
+	for _, e := range c.StringSlice("env") {
+		k, v, _ := strings.Cut(e, "=")
+		env = append(env, corev1.EnvVar{Name: k, Value: v})
+	}
+	return env
 }
 
 // attachRun prints the container's output until its run ends and returns
