@@ -31,7 +31,6 @@ type UnsupportedField struct {
 // generated from it (UnsupportedMarkdown); a test keeps the two in sync.
 var Unsupported = []UnsupportedField{
 	{Kind: "Pod", Path: "spec.os.name", When: "windows", Reason: "podrun runs Linux containers", match: stringIs("windows")},
-	{Kind: "Pod", Path: "spec.hostUsers", When: "false", Reason: "user namespaces are not supported", match: boolIs(false)},
 	{Kind: "Pod", Path: "spec.runtimeClassName", Reason: "there is one runtime, runc"},
 	{Kind: "Pod", Path: "spec.overhead", Reason: "pod overhead comes from a RuntimeClass"},
 	{Kind: "Pod", Path: "spec.resources.{requests,limits}", When: "hugepages-*", Reason: "pod-level hugepages are not supported; set them on the containers", match: hasHugePages},
@@ -130,7 +129,20 @@ func relativePath(v reflect.Value) bool {
 // CheckUnsupported returns a Forbidden error for every field of the pod that
 // podrun cannot honour (the Pod rows of Unsupported).
 func CheckUnsupported(pod *corev1.Pod) field.ErrorList {
-	return checkUnsupported("Pod", reflect.ValueOf(pod).Elem())
+	errs := checkUnsupported("Pod", reflect.ValueOf(pod).Elem())
+	if pod.Spec.HostUsers != nil && !*pod.Spec.HostUsers {
+		// The pod's user namespace is made per container, after the pod's
+		// namespaces (pinned by podrun, owned by the host's user namespace)
+		// are joined: a shared PID namespace's /proc and the network
+		// namespace's sysctls are not the pod's to set up.
+		if p := pod.Spec.ShareProcessNamespace; p != nil && *p {
+			errs = append(errs, field.Forbidden(field.NewPath("spec", "shareProcessNamespace"), "not supported by podrun: a shared PID namespace with hostUsers: false"))
+		}
+		if sc := pod.Spec.SecurityContext; sc != nil && len(sc.Sysctls) > 0 {
+			errs = append(errs, field.Forbidden(field.NewPath("spec", "securityContext", "sysctls"), "not supported by podrun: sysctls with hostUsers: false"))
+		}
+	}
+	return errs
 }
 
 func checkUnsupportedJob(job *batchv1.Job) field.ErrorList {

@@ -130,7 +130,14 @@ func TestValidateMore(t *testing.T) {
 			p.Spec.HostNetwork = true
 		}, want: []string{
 			"spec.hostNetwork: Forbidden: when `pod.Spec.HostUsers` is false",
-			`spec.hostUsers: Forbidden: not supported by podrun: user namespaces are not supported`,
+		}},
+		{name: "user namespaces with what podrun cannot give them", mutate: func(p *corev1.Pod) {
+			p.Spec.HostUsers = ptr(false)
+			p.Spec.ShareProcessNamespace = ptr(true)
+			p.Spec.SecurityContext = &corev1.PodSecurityContext{Sysctls: []corev1.Sysctl{{Name: "net.core.somaxconn", Value: "1024"}}}
+		}, want: []string{
+			`spec.shareProcessNamespace: Forbidden: not supported by podrun: a shared PID namespace with hostUsers: false`,
+			`spec.securityContext.sysctls: Forbidden: not supported by podrun: sysctls with hostUsers: false`,
 		}},
 		{name: "resource claims", mutate: func(p *corev1.Pod) {
 			p.Spec.ResourceClaims = []corev1.PodResourceClaim{{Name: "gpu", ResourceClaimName: ptr("gpu-claim")}}

@@ -75,6 +75,13 @@ type containerConfig struct {
 	// from (stdin: true); StdinOnce closes it after the first writer.
 	StdinFifo string
 	StdinOnce bool
+	// UserNSBase, when not 0, gives the container a user namespace of its
+	// own mapping container IDs 0-65535 to the host IDs from UserNSBase (the
+	// pod's, hostUsers: false).
+	UserNSBase uint32
+	// MqueueDir is the pod's mqueue filesystem to bind at /dev/mqueue when
+	// the container's user namespace cannot mount its IPC namespace's.
+	MqueueDir string
 }
 
 func newContainerID() string {
@@ -133,7 +140,29 @@ func (c *containerConfig) spec() *specs.Spec {
 	ns(specs.PIDNamespace, c.PIDNS, c.HostPID)
 	ns(specs.NetworkNamespace, c.NetNS, c.HostNetwork)
 	ns(specs.IPCNamespace, c.IPCNS, c.HostIPC)
-	ns(specs.UTSNamespace, c.UTSNS, c.Hostname == "")
+	ns(specs.UTSNamespace, c.UTSNS, c.UTSNS == "" && c.Hostname == "")
+	if c.UserNSBase != 0 {
+		// The user namespace is new, made after the pod's network, IPC and
+		// UTS namespaces are joined (runc's nsexec joins before it
+		// unshares); the hostname is the pinned UTS namespace's already,
+		// which a process in another user namespace may not set.
+		ns(specs.UserNamespace, "", false)
+		m := []specs.LinuxIDMapping{{ContainerID: 0, HostID: c.UserNSBase, Size: usernsLength}}
+		s.Linux.UIDMappings, s.Linux.GIDMappings = m, m
+		s.Hostname = ""
+		// What a user namespace may not mount over namespaces it does not
+		// own, bound instead, as runc's rootless spec does: the pod's
+		// mqueue, mounted in its IPC namespace (pinNamespaces), and the
+		// host's /sys, read-only, for a joined network namespace.
+		for i := range s.Mounts {
+			switch m := &s.Mounts[i]; {
+			case m.Destination == "/dev/mqueue" && c.MqueueDir != "":
+				*m = specs.Mount{Destination: "/dev/mqueue", Type: "bind", Source: c.MqueueDir, Options: []string{"rbind", "nosuid", "noexec", "nodev"}}
+			case m.Destination == "/sys" && c.NetNS != "":
+				*m = specs.Mount{Destination: "/sys", Type: "bind", Source: "/sys", Options: []string{"rbind", "nosuid", "noexec", "nodev", "ro"}}
+			}
+		}
+	}
 	return s
 }
 

@@ -14,7 +14,7 @@ import (
 // kubelet's sandbox shares between a pod's containers, besides the network)
 // and keeps them alive with bind mounts under dir, so that no process has to
 // hold them open between containers.
-func pinNamespaces(dir, hostname string, ipc, uts bool) error {
+func pinNamespaces(dir, hostname string, ipc, uts, mqueue bool) error {
 	if !ipc && !uts {
 		return nil
 	}
@@ -64,6 +64,20 @@ func pinNamespaces(dir, hostname string, ipc, uts bool) error {
 				return
 			}
 		}
+		if ipc && mqueue {
+			// The IPC namespace's message queue filesystem, mounted from
+			// inside it, for containers that cannot mount it themselves
+			// (their own user namespace does not own it: hostUsers false).
+			target := filepath.Join(dir, "mqueue")
+			if err := os.MkdirAll(target, 0o755); err != nil {
+				errc <- err
+				return
+			}
+			if err := unix.Mount("mqueue", target, "mqueue", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
+				errc <- fmt.Errorf("mounting the pod's mqueue: %w", err)
+				return
+			}
+		}
 		errc <- nil
 	}()
 	if err := <-errc; err != nil {
@@ -88,7 +102,7 @@ func mountShm(dir string) error {
 // unpinNamespaces undoes pinNamespaces and mountShm; it is idempotent.
 func unpinNamespaces(dir string) error {
 	var errs []error
-	for _, name := range []string{"ipc", "uts", "shm"} {
+	for _, name := range []string{"ipc", "uts", "shm", "mqueue"} {
 		p := filepath.Join(dir, name)
 		if err := unmountAll(p); err != nil {
 			errs = append(errs, err)

@@ -372,6 +372,21 @@ func (r *podRunner) create(c *corev1.Container, img *image.Image, ahead bool, re
 	if err != nil {
 		return fail(err)
 	}
+	if base := int(r.sb.usernsBase); base != 0 {
+		// The pod's own user namespace: the image's files seen through
+		// idmapped layers, the writable layer owned by the pod's root.
+		for _, d := range []string{upper, work} {
+			if err := os.Chown(d, base, base); err != nil {
+				return fail(err)
+			}
+		}
+		mapped, closeLayers, err := image.IDMapLayers(layers, r.sb.usernsFile)
+		if err != nil {
+			return fail(err)
+		}
+		defer closeLayers()
+		layers = mapped
+	}
 	if err := image.MountRootfs(layers, upper, work, rootfs); err != nil {
 		return fail(fmt.Errorf("mounting the container's root filesystem: %w", err))
 	}
@@ -689,6 +704,8 @@ func (r *podRunner) containerConfig(c *corev1.Container, img *image.Image, id, r
 		// Without it libcontainer reads slice:prefix:name as a cgroupfs path.
 		SystemdCgroup: r.sb.cgroup.Driver() == cgroups.DriverSystemd,
 		Resources:     cgroups.ContainerResources(c).LinuxResources(),
+		UserNSBase:    r.sb.usernsBase,
+		MqueueDir:     r.sb.mqueue,
 	}
 	if ns, ok := r.ephemeralPIDNS(c.Name); ok && ns != "" {
 		cfg.PIDNS = ns // the target container's

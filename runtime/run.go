@@ -130,6 +130,7 @@ func (sb *sandbox) RefreshVolumes(paths store.PodPaths, plan *podspec.Plan, cms 
 		Fields:                fieldResolver{plan: plan, rt: sb.runtimeInfo()},
 		NodeAllocatableMemory: sb.allocatable.Memory().Value(),
 		ClaimPath:             sb.claimPath,
+		UserNSBase:            int64(sb.usernsBase),
 		Refresh:               true,
 	})
 	return err

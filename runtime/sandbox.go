@@ -45,6 +45,15 @@ type sandbox struct {
 	pidsLimit int64
 	// claimPath resolves persistentVolumeClaim volumes (ClaimPath).
 	claimPath func(string) (string, error)
+	// usernsBase, for a pod with hostUsers: false, is the first of its
+	// 65536 host IDs (allocateUserNS), usernsFile a user namespace with that
+	// mapping for the idmapped mounts of its image layers; 0 and nil for
+	// other pods.
+	usernsBase uint32
+	usernsFile *os.File
+	// mqueue is the pod IPC namespace's mqueue filesystem, mounted for a
+	// pod with hostUsers: false (pinNamespaces).
+	mqueue string
 }
 
 func networkConfig(l store.Layout) network.Config {
@@ -115,6 +124,20 @@ func setupSandbox(ctx context.Context, l store.Layout, paths store.PodPaths, pla
 		return nil, err
 	}
 
+	// A pod with hostUsers: false gets its own block of host IDs, as the
+	// kubelet's userns manager allocates one before the sandbox.
+	if pod.Spec.HostUsers != nil && !*pod.Spec.HostUsers {
+		if err := reachableRootfs(l, paths); err != nil {
+			return nil, err
+		}
+		if sb.usernsBase, err = allocateUserNS(l, paths, uid); err != nil {
+			return nil, fmt.Errorf("allocating the pod's user namespace: %w", err)
+		}
+		if sb.usernsFile, err = openUserNS(sb.usernsBase); err != nil {
+			return nil, err
+		}
+	}
+
 	// From the pod as it is now, not the plan's values: a resize may have
 	// come before the sandbox.
 	sb.cgroup, err = cgroups.CreatePod(l.CgroupParent, uid, sb.podCgroupResources(pod), l.CgroupDriver)
@@ -136,6 +159,7 @@ func setupSandbox(ctx context.Context, l store.Layout, paths store.PodPaths, pla
 		// emptyDir medium Memory is sized from node allocatable memory (calculateEmptyDirMemorySize).
 		NodeAllocatableMemory: sb.allocatable.Memory().Value(),
 		ClaimPath:             sb.claimPath,
+		UserNSBase:            int64(sb.usernsBase),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("setting up volumes: %w", err)
@@ -159,12 +183,15 @@ func setupSandbox(ctx context.Context, l store.Layout, paths store.PodPaths, pla
 	crashpoint.Hit("sandbox:network")
 
 	nsDir := paths.NSDir()
-	if err := pinNamespaces(nsDir, sb.hostname, !pod.Spec.HostIPC, !pod.Spec.HostNetwork); err != nil {
+	if err := pinNamespaces(nsDir, sb.hostname, !pod.Spec.HostIPC, !pod.Spec.HostNetwork, sb.usernsBase != 0); err != nil {
 		return nil, fmt.Errorf("creating the pod's IPC and UTS namespaces: %w", err)
 	}
 	if !pod.Spec.HostIPC {
 		sb.ipcNS = filepath.Join(nsDir, "ipc")
 		sb.shm = filepath.Join(nsDir, "shm")
+		if sb.usernsBase != 0 {
+			sb.mqueue = filepath.Join(nsDir, "mqueue")
+		}
 		if err := mountShm(sb.shm); err != nil {
 			return nil, err
 		}

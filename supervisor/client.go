@@ -226,6 +226,7 @@ func removePod(l store.Layout, rec *store.Record) error {
 	if err := runtime.TeardownSandbox(rec.PodLayout(l), rec.Paths, string(rec.Pod.UID)); err != nil {
 		return fmt.Errorf("releasing pod %s: %w", rec.Key(), err)
 	}
+	runtime.ReleaseUserNS(rec.PodLayout(l), rec.Paths)
 	crashpoint.Hit("delete:released")
 	// Never remove through a mount that is still there (a volume, a rootfs).
 	for _, dir := range []string{rec.Paths.RunDir, rec.Paths.Dir} {

@@ -31,7 +31,7 @@ func (b *builder) setOwnership(dir string, readOnly bool) error {
 	if sc == nil || sc.FSGroup == nil {
 		return nil
 	}
-	gid := int(*sc.FSGroup)
+	gid := int(*sc.FSGroup + b.opts.UserNSBase) // fsGroup as the host sees it (getHostIDsForPod)
 	if sc.FSGroupChangePolicy != nil && *sc.FSGroupChangePolicy == corev1.FSGroupChangeOnRootMismatch &&
 		!requiresPermissionChange(dir, gid, readOnly) {
 		return nil
@@ -55,6 +55,30 @@ func (b *builder) setOwnership(dir string, readOnly bool) error {
 		}
 		if err := os.Chmod(path, info.Mode()|mask); err != nil {
 			return fmt.Errorf("applying fsGroup permissions to %s: %w", path, err)
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+// setUserNSOwner gives every entry of a pod's atomic-writer volume to the
+// host ID of the pod's root (UserNSBase) when the pod has its own user
+// namespace: the kubelet's FsUser and FsGroup for such a pod
+// (getHostIDsForPod); setOwnership then applies fsGroup's host ID.
+func (b *builder) setUserNSOwner(dir string) error {
+	if b.opts.UserNSBase == 0 {
+		return nil
+	}
+	id := int(b.opts.UserNSBase)
+	err := filepath.Walk(dir, func(path string, _ os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		if err := os.Lchown(path, id, id); err != nil {
+			return fmt.Errorf("giving %s to the pod's user namespace: %w", path, err)
 		}
 		return nil
 	})

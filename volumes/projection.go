@@ -125,7 +125,12 @@ func (b *builder) writeVolume(vol *Volume, payload map[string]fileProjection) er
 		return err
 	}
 	w := &atomicWriter{targetDir: vol.Path}
-	return w.write(payload, func() error { return b.setOwnership(vol.Path, vol.ReadOnly) })
+	return w.write(payload, func() error {
+		if err := b.setUserNSOwner(vol.Path); err != nil {
+			return err
+		}
+		return b.setOwnership(vol.Path, vol.ReadOnly)
+	})
 }
 
 func (b *builder) configMap(name string, optional bool) (*corev1.ConfigMap, error) {

@@ -90,6 +90,12 @@ type Options struct {
 	// ClaimPath returns the host directory of a persistentVolumeClaim by the
 	// claim's name (the store owns where claims live); nil refuses claims.
 	ClaimPath func(claimName string) (string, error)
+	// UserNSBase, for a pod with hostUsers: false, is the host ID its
+	// container ID 0 maps to: its configMap, secret, downwardAPI and
+	// projected files are owned by it (and by fsGroup's host ID), as the
+	// kubelet writes them with the pod's mapped FsUser and FsGroup
+	// (getHostIDsForPod), so that they are root's (and fsGroup's) inside.
+	UserNSBase int64
 	// Refresh brings the volumes of a running pod up to date, as the
 	// kubelet's volume manager remounts each volume on its own: a volume that
 	// fails (a non-optional ConfigMap deleted, say) is left as it was and

@@ -207,7 +207,8 @@ func runDelete(c *cli.Context) error {
 			return err
 		}
 	case c.Bool("all") || !sel.empty():
-		if c.NArg() > 0 {
+		// kubectl delete pods --all, pods -l SEL: the type word alone is no name.
+		if len(podArgs(args)) > 0 {
 			return usageError("delete takes --all or -l, or names, not both")
 		}
 		all, _, err := selectPods(c, nil, c.Bool("all-namespaces"))
