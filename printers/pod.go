@@ -167,6 +167,24 @@ func PodRow(pod *corev1.Pod, now time.Time) Row {
 	}
 }
 
+// readinessGates is printPod's READINESS GATES column: how many of the
+// pod's readiness gates have their condition True, of how many.
+func readinessGates(pod *corev1.Pod) string {
+	if len(pod.Spec.ReadinessGates) == 0 {
+		return "<none>"
+	}
+	n := 0
+	for _, g := range pod.Spec.ReadinessGates {
+		for _, c := range pod.Status.Conditions {
+			if c.Type == g.ConditionType && c.Status == corev1.ConditionTrue {
+				n++
+				break
+			}
+		}
+	}
+	return fmt.Sprintf("%d/%d", n, len(pod.Spec.ReadinessGates))
+}
+
 // NewTabWriter is kubectl's table writer.
 func NewTabWriter(w io.Writer) *tabwriter.Writer {
 	return tabwriter.NewWriter(w, 6, 4, 3, ' ', 0)
@@ -212,7 +230,7 @@ func PrintTableWith(w io.Writer, pods []*corev1.Pod, o TableOptions, now time.Ti
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s", r.Name, r.Ready, r.Status, r.Restarts, r.Age)
 		if o.Wide {
-			fmt.Fprintf(tw, "\t%s\t%s\t<none>\t<none>", r.IP, r.Node)
+			fmt.Fprintf(tw, "\t%s\t%s\t<none>\t%s", r.IP, r.Node, readinessGates(p))
 		}
 		for _, k := range o.LabelColumns {
 			fmt.Fprintf(tw, "\t%s", p.Labels[k])

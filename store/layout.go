@@ -74,9 +74,15 @@ func (l Layout) Pod(namespace, name, uid string) PodPaths {
 	}
 }
 
-func (p PodPaths) SpecFile() string    { return filepath.Join(p.Dir, "pod.json") }
-func (p PodPaths) StatusFile() string  { return filepath.Join(p.Dir, "status.json") }
-func (p PodPaths) ObjectsFile() string { return filepath.Join(p.Dir, "objects.json") }
+func (p PodPaths) SpecFile() string   { return filepath.Join(p.Dir, "pod.json") }
+func (p PodPaths) StatusFile() string { return filepath.Join(p.Dir, "status.json") }
+
+// ConditionsFile holds the pod conditions set through the status
+// subresource (readiness gates' conditions, say), which the supervisor
+// keeps in the status it writes, as the kubelet's status manager keeps the
+// conditions it does not own.
+func (p PodPaths) ConditionsFile() string { return filepath.Join(p.Dir, "conditions.json") }
+func (p PodPaths) ObjectsFile() string    { return filepath.Join(p.Dir, "objects.json") }
 
 // SecretsFile keeps the pod's Secrets under the run root (in memory on a
 // host whose /run is a tmpfs), never under --root, as the kubelet keeps them.

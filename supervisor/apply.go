@@ -490,6 +490,52 @@ func UpdateEphemeralContainers(l store.Layout, namespace, name string, updated *
 	return &ApplyResult{Record: old, Action: "configured"}, nil
 }
 
+// SetPodConditions is the pods/status subresource as far as podrun lets a
+// client write a pod's status: the conditions the kubelet does not own
+// (readiness gates' conditions) are stored (store.ConditionsFile) and the
+// supervisor, told as for an update, keeps them in every status it writes
+// and weighs them in the Ready condition; the rest of the status is the
+// supervisor's, as the kubelet's status manager reasserts its own. A pod
+// without a supervisor (finished) has them written into its status at once.
+func SetPodConditions(l store.Layout, namespace, name string, conds []corev1.PodCondition) error {
+	lock, err := l.LockName(namespace, "pods", name)
+	if err != nil {
+		return err
+	}
+	defer lock.Unlock()
+	rec, err := store.FindPod(l, namespace, name)
+	if errors.Is(err, store.ErrNotFound) {
+		return errdefs.Class(errdefs.ErrNotFound, fmt.Errorf("pods %q not found", name))
+	}
+	if err != nil {
+		return err
+	}
+	if rec.Broken != nil {
+		return fmt.Errorf("pod %q in namespace %q: its record cannot be read (%v)", name, namespace, rec.Broken)
+	}
+	var ext []corev1.PodCondition
+	for _, c := range conds {
+		if !store.PodConditionByKubelet(c.Type) {
+			ext = append(ext, c)
+		}
+	}
+	if err := store.WriteJSON(rec.Paths.ConditionsFile(), ext); err != nil {
+		return err
+	}
+	if pid := store.SupervisorPid(rec.Paths); pid > 0 {
+		return request(rec.Paths, pid, func(r *store.Request) { r.Update++ })
+	}
+	st := rec.Pod.Status
+	var kept []corev1.PodCondition
+	for _, c := range st.Conditions {
+		if store.PodConditionByKubelet(c.Type) {
+			kept = append(kept, c)
+		}
+	}
+	st.Conditions = append(kept, ext...)
+	return store.WriteJSON(rec.Paths.StatusFile(), st)
+}
+
 // storeSpec writes pod, old's pod with an update or a resize made, as old's
 // record (keeping its status) and, with notify, asks its supervisor, if one
 // runs, to act on it. metadata.generation moves with every change of the

@@ -280,6 +280,40 @@ func pendingMessage(unknown []string, state string, names []string) string {
 // listString formats names as Go's %s formats a []string: [a b].
 func listString(names []string) string { return "[" + strings.Join(names, " ") + "]" }
 
+// ReasonReadinessGatesNotReady is the Ready condition's reason while a
+// readiness gate's condition is missing or not True.
+const ReasonReadinessGatesNotReady = "ReadinessGatesNotReady"
+
+// readyCondition is the kubelet's GeneratePodReadyCondition: ContainersReady,
+// and then every readiness gate's condition (set through the status
+// subresource) True.
+func readyCondition(pod *corev1.Pod, containersReady corev1.PodCondition, conds []corev1.PodCondition) corev1.PodCondition {
+	ready := containersReady
+	ready.Type = corev1.PodReady
+	if ready.Status != corev1.ConditionTrue {
+		return ready
+	}
+	var unready []string
+	for _, rg := range pod.Spec.ReadinessGates {
+		var c *corev1.PodCondition
+		for i := range conds {
+			if conds[i].Type == rg.ConditionType {
+				c = &conds[i]
+			}
+		}
+		switch {
+		case c == nil:
+			unready = append(unready, fmt.Sprintf("corresponding condition of pod readiness gate %q does not exist.", string(rg.ConditionType)))
+		case c.Status != corev1.ConditionTrue:
+			unready = append(unready, fmt.Sprintf("the status of pod readiness gate %q is not \"True\", but %v", string(rg.ConditionType), c.Status))
+		}
+	}
+	if len(unready) > 0 {
+		return condition(corev1.PodReady, false, ReasonReadinessGatesNotReady, strings.Join(unready, ", "))
+	}
+	return ready
+}
+
 // containersReadyCondition is the kubelet's GenerateContainersReadyCondition.
 func containersReadyCondition(pod *corev1.Pod, statuses []corev1.ContainerStatus, phase corev1.PodPhase) corev1.PodCondition {
 	var unknown, unready []string
@@ -313,10 +347,9 @@ func containersReadyCondition(pod *corev1.Pod, statuses []corev1.ContainerStatus
 
 // podConditions returns the kubelet-owned conditions in the kubelet's order,
 // keeping each condition's lastTransitionTime while its status does not change.
-func podConditions(pod *corev1.Pod, old []corev1.PodCondition, statuses []corev1.ContainerStatus, phase corev1.PodPhase, sandboxReady bool, now metav1.Time) []corev1.PodCondition {
+func podConditions(pod *corev1.Pod, old []corev1.PodCondition, statuses []corev1.ContainerStatus, phase corev1.PodPhase, sandboxReady bool, now metav1.Time, external []corev1.PodCondition) []corev1.PodCondition {
 	cr := containersReadyCondition(pod, statuses, phase)
-	ready := cr
-	ready.Type = corev1.PodReady
+	ready := readyCondition(pod, cr, external)
 	conds := []corev1.PodCondition{
 		condition(corev1.PodReadyToStartContainers, sandboxReady, "", ""),
 		initializedCondition(pod, statuses, phase),
@@ -324,7 +357,14 @@ func podConditions(pod *corev1.Pod, old []corev1.PodCondition, statuses []corev1
 		cr,
 		condition(corev1.PodScheduled, true, "", ""),
 	}
-	for i := range conds {
+	// The conditions set through the status subresource follow, as the
+	// status manager's mergePodStatus keeps those the kubelet does not own.
+	for _, c := range external {
+		if !store.PodConditionByKubelet(c.Type) {
+			conds = append(conds, c)
+		}
+	}
+	for i := range conds[:5] {
 		conds[i].LastTransitionTime = now
 		for _, o := range old {
 			if o.Type == conds[i].Type && o.Status == conds[i].Status {

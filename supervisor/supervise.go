@@ -96,6 +96,7 @@ func Supervise(l store.Layout, rec *store.Record, opts SuperviseOptions) error {
 	}
 	bo := newBackoff(clk, backoffInitial, backoffMax)
 	m := newMachine(ctx, rec.Pod, nil, clk, events, bo)
+	m.extConds = store.ExternalConditions(paths)
 	// A new supervisor (a new pod, or one run again after its supervisor was
 	// lost) reports nothing ready until its containers say so.
 	m.restore(restartingStatus(rec.Pod.Status))
@@ -129,6 +130,7 @@ func Supervise(l store.Layout, rec *store.Record, opts SuperviseOptions) error {
 					updatesSeen = req.Update
 					var p corev1.Pod
 					if err := store.ReadJSON(paths.SpecFile(), &p); err == nil {
+						p.Status = corev1.PodStatus{Conditions: store.ExternalConditions(paths)}
 						select { // the latest update replaces one not yet taken
 						case <-updates:
 						default:

@@ -154,10 +154,13 @@ type machine struct {
 	// resizeConds is the pod's PodResizePending or PodResizeInProgress
 	// condition while a resize is not done (resize).
 	resizeConds []corev1.PodCondition
-	clock       clock.Clock
-	runner      containerRunner
-	events      *eventLog
-	backoff     *backoff
+	// extConds are the conditions set through the status subresource
+	// (store.ExternalConditions): readiness gates read them.
+	extConds []corev1.PodCondition
+	clock    clock.Clock
+	runner   containerRunner
+	events   *eventLog
+	backoff  *backoff
 	// imageBackoff spaces out pulls of an image that failed (the kubelet's image manager).
 	imageBackoff *backoff
 	// Messages from container goroutines and probe workers queue here without
@@ -1201,7 +1204,7 @@ func (m *machine) podStatus() corev1.PodStatus {
 	if m.evicted != "" && s.Phase == corev1.PodFailed {
 		s.Reason, s.Message = ReasonEvicted, m.evicted
 	}
-	s.Conditions = podConditions(m.pod, m.status.Conditions, all, s.Phase, m.sandboxReady, metav1.NewTime(m.clock.Now()))
+	s.Conditions = podConditions(m.pod, m.status.Conditions, all, s.Phase, m.sandboxReady, metav1.NewTime(m.clock.Now()), m.extConds)
 	s.Conditions = append(s.Conditions, m.resizeConds...)
 	// The generation of the spec this status is about, on the status and on
 	// every condition (PodObservedGenerationTracking: the kubelet's
@@ -1293,5 +1296,6 @@ func (m *machine) update(p *corev1.Pod) {
 	apply(m.apps, p.Spec.Containers)
 	m.pod.Spec.EphemeralContainers = p.Spec.EphemeralContainers
 	m.addEphemeral(p.Spec.EphemeralContainers)
+	m.extConds = p.Status.Conditions // the update carries the external conditions (Supervise)
 	m.resize(p)
 }

@@ -75,11 +75,11 @@ func runPatch(c *cli.Context) error {
 	if !slices.Contains(patchTypes, typ) {
 		return usageError("--type must be one of %v, not %q", patchTypes, c.String("type"))
 	}
-	resize, ephemeral := false, false
+	resize, ephemeral, status := false, false, false
 	switch sub := c.String("subresource"); sub {
 	case "":
 	case "status":
-		return failed("--subresource status: podrun writes a pod's status itself, as the kubelet does; it cannot be patched")
+		status = true
 	case "scale":
 		return failed("--subresource scale is not supported: use podrun scale, or patch spec.replicas")
 	case "resize":
@@ -109,6 +109,9 @@ func runPatch(c *cli.Context) error {
 	resource := resourceName(obj.kind)
 	if resize && obj.kind != "Pod" {
 		return failed("the server could not find the requested resource: %s has no resize subresource", resource)
+	}
+	if status && obj.kind != "Pod" {
+		return failed("--subresource status: podrun writes a %s's status itself, as its controller does; it cannot be patched", obj.kind)
 	}
 	if ephemeral && obj.kind != "Pod" {
 		return failed("the server could not find the requested resource: %s has no ephemeralcontainers subresource", resource)
@@ -145,6 +148,9 @@ func runPatch(c *cli.Context) error {
 	word := "patched"
 	if !changed {
 		word = "patched (no change)"
+	}
+	if status {
+		return patchPodStatus(l, obj, patched, dryRun, output, resource, word)
 	}
 	if ephemeral {
 		// Only the ephemeral containers are taken (dropNonEphemeralContainerUpdates).
