@@ -118,12 +118,10 @@ func ReleaseUserNS(l store.Layout, paths store.PodPaths) {
 // process runs anything) is killed once its namespace is open; the open
 // file keeps the namespace.
 func openUserNS(base uint32) (*os.File, error) {
-	exe, err := os.Executable()
-	if err != nil {
-		return nil, err
-	}
 	m := []syscall.SysProcIDMap{{ContainerID: 0, HostID: int(base), Size: usernsLength}}
-	cmd := exec.Command(exe, "pause")
+	// /proc/self/exe: the magic link reaches the binary without searching
+	// the directories above it, which the namespace's root may not.
+	cmd := exec.Command("/proc/self/exe", "pause")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: unix.CLONE_NEWUSER, UidMappings: m, GidMappings: m, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("making the pod's user namespace: %w", err)
