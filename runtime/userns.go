@@ -57,7 +57,7 @@ func usernsRange() (first, count uint64) {
 // mapping until the pod is gone; a block whose pod's run directory is gone
 // (removed while its remover was cut short) is taken back.
 func allocateUserNS(l store.Layout, paths store.PodPaths, uid string) (uint32, error) {
-	if data, err := os.ReadFile(filepath.Join(paths.RunDir, "userns")); err == nil {
+	if data, err := os.ReadFile(paths.UserNSFile()); err == nil {
 		if base, err := strconv.ParseUint(strings.TrimSpace(string(data)), 10, 32); err == nil {
 			return uint32(base), nil // kept from an earlier attempt of this sandbox
 		}
@@ -88,10 +88,10 @@ func allocateUserNS(l store.Layout, paths store.PodPaths, uid string) (uint32, e
 			err = cerr
 		}
 		if err == nil {
-			err = store.ReplaceFile(filepath.Join(paths.RunDir, "userns"), []byte(strconv.FormatUint(base, 10)+"\n"))
+			err = store.ReplaceFile(paths.UserNSFile(), []byte(strconv.FormatUint(base, 10)+"\n"))
 		}
 		if err != nil {
-			_ = os.Remove(filepath.Join(dir, strconv.FormatUint(base, 10)))
+			_ = os.Remove(name)
 			return 0, err
 		}
 		return uint32(base), nil
@@ -101,15 +101,14 @@ func allocateUserNS(l store.Layout, paths store.PodPaths, uid string) (uint32, e
 
 // ReleaseUserNS gives a removed pod's block of host IDs back.
 func ReleaseUserNS(l store.Layout, paths store.PodPaths) {
-	file := filepath.Join(paths.RunDir, "userns")
-	data, err := os.ReadFile(file)
+	data, err := os.ReadFile(paths.UserNSFile())
 	if err != nil {
 		return
 	}
 	if base, err := strconv.ParseUint(strings.TrimSpace(string(data)), 10, 32); err == nil {
 		_ = os.Remove(filepath.Join(l.RunRoot, "userns", strconv.FormatUint(base, 10)))
 	}
-	_ = os.Remove(file)
+	_ = os.Remove(paths.UserNSFile())
 }
 
 // openUserNS returns a user namespace with the pod's mapping, for the

@@ -82,7 +82,11 @@ func (p PodPaths) StatusFile() string { return filepath.Join(p.Dir, "status.json
 // keeps in the status it writes, as the kubelet's status manager keeps the
 // conditions it does not own.
 func (p PodPaths) ConditionsFile() string { return filepath.Join(p.Dir, "conditions.json") }
-func (p PodPaths) ObjectsFile() string    { return filepath.Join(p.Dir, "objects.json") }
+
+// UserNSFile holds the first host ID of the block a pod with hostUsers:
+// false holds (runtime's allocateUserNS), until the pod is removed.
+func (p PodPaths) UserNSFile() string  { return filepath.Join(p.RunDir, "userns") }
+func (p PodPaths) ObjectsFile() string { return filepath.Join(p.Dir, "objects.json") }
 
 // SecretsFile keeps the pod's Secrets under the run root (in memory on a
 // host whose /run is a tmpfs), never under --root, as the kubelet keeps them.

@@ -461,21 +461,11 @@ func resize(old *store.Record, plan *podspec.Plan, hash string) (*ApplyResult, e
 // metadata.generation moves; the record of the last apply does not.
 // updated must be defaulted (podspec.SetDefaults).
 func UpdateEphemeralContainers(l store.Layout, namespace, name string, updated *corev1.Pod) (*ApplyResult, error) {
-	lock, err := l.LockName(namespace, "pods", name)
+	old, unlock, err := lockPod(l, namespace, name)
 	if err != nil {
 		return nil, err
 	}
-	defer lock.Unlock()
-	old, err := store.FindPod(l, namespace, name)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, errdefs.Class(errdefs.ErrNotFound, fmt.Errorf("pods %q not found", name))
-	}
-	if err != nil {
-		return nil, err
-	}
-	if old.Broken != nil {
-		return nil, fmt.Errorf("pod %q in namespace %q: its record cannot be read (%v)", name, namespace, old.Broken)
-	}
+	defer unlock()
 	added, err := podspec.DiffEphemeralContainers(old.Pod, updated)
 	if err != nil {
 		return nil, errdefs.Invalid(err)
@@ -490,6 +480,28 @@ func UpdateEphemeralContainers(l store.Layout, namespace, name string, updated *
 	return &ApplyResult{Record: old, Action: "configured"}, nil
 }
 
+// lockPod takes the pod name's reservation and reads the pod's record, for
+// a subresource's write: NotFound as the API server says it, an unreadable
+// record refused.
+func lockPod(l store.Layout, namespace, name string) (*store.Record, func(), error) {
+	lock, err := l.LockName(namespace, "pods", name)
+	if err != nil {
+		return nil, nil, err
+	}
+	rec, err := store.FindPod(l, namespace, name)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		err = errdefs.Class(errdefs.ErrNotFound, fmt.Errorf("pods %q not found", name))
+	case err == nil && rec.Broken != nil:
+		err = fmt.Errorf("pod %q in namespace %q: its record cannot be read (%v)", name, namespace, rec.Broken)
+	}
+	if err != nil {
+		lock.Unlock()
+		return nil, nil, err
+	}
+	return rec, func() { lock.Unlock() }, nil
+}
+
 // SetPodConditions is the pods/status subresource as far as podrun lets a
 // client write a pod's status: the conditions the kubelet does not own
 // (readiness gates' conditions) are stored (store.ConditionsFile) and the
@@ -498,21 +510,11 @@ func UpdateEphemeralContainers(l store.Layout, namespace, name string, updated *
 // supervisor's, as the kubelet's status manager reasserts its own. A pod
 // without a supervisor (finished) has them written into its status at once.
 func SetPodConditions(l store.Layout, namespace, name string, conds []corev1.PodCondition) error {
-	lock, err := l.LockName(namespace, "pods", name)
+	rec, unlock, err := lockPod(l, namespace, name)
 	if err != nil {
 		return err
 	}
-	defer lock.Unlock()
-	rec, err := store.FindPod(l, namespace, name)
-	if errors.Is(err, store.ErrNotFound) {
-		return errdefs.Class(errdefs.ErrNotFound, fmt.Errorf("pods %q not found", name))
-	}
-	if err != nil {
-		return err
-	}
-	if rec.Broken != nil {
-		return fmt.Errorf("pod %q in namespace %q: its record cannot be read (%v)", name, namespace, rec.Broken)
-	}
+	defer unlock()
 	var ext []corev1.PodCondition
 	for _, c := range conds {
 		if !store.PodConditionByKubelet(c.Type) {

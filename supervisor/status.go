@@ -357,19 +357,20 @@ func podConditions(pod *corev1.Pod, old []corev1.PodCondition, statuses []corev1
 		cr,
 		condition(corev1.PodScheduled, true, "", ""),
 	}
-	// The conditions set through the status subresource follow, as the
-	// status manager's mergePodStatus keeps those the kubelet does not own.
-	for _, c := range external {
-		if !store.PodConditionByKubelet(c.Type) {
-			conds = append(conds, c)
-		}
-	}
-	for i := range conds[:5] {
+	for i := range conds {
 		conds[i].LastTransitionTime = now
 		for _, o := range old {
 			if o.Type == conds[i].Type && o.Status == conds[i].Status {
 				conds[i].LastTransitionTime = o.LastTransitionTime
 			}
+		}
+	}
+	// The conditions set through the status subresource follow, as they
+	// were set: the status manager's mergePodStatus keeps those the kubelet
+	// does not own.
+	for _, c := range external {
+		if !store.PodConditionByKubelet(c.Type) {
+			conds = append(conds, c)
 		}
 	}
 	return conds

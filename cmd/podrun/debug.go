@@ -162,7 +162,8 @@ func runDebug(c *cli.Context) error {
 			return nil
 		}
 		if store.SupervisorPid(cur.Paths) == 0 {
-			return nil
+			// Its pod stopped before the container's exit was recorded.
+			return failed("pod %s stopped before container %s reported its exit", cur.Pod.Name, name)
 		}
 		select {
 		case <-ctx.Done():
