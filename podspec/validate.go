@@ -15,6 +15,7 @@ import (
 	"math"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -941,9 +942,7 @@ func validateContainers(cs []corev1.Container, vols map[string]corev1.VolumeSour
 		errs = append(errs, validateLivenessProbe(c.LivenessProbe, gracePeriod, p.Child("livenessProbe"))...)
 		errs = append(errs, validateReadinessProbe(c.ReadinessProbe, gracePeriod, p.Child("readinessProbe"))...)
 		errs = append(errs, validateStartupProbe(c.StartupProbe, gracePeriod, p.Child("startupProbe"))...)
-		if c.RestartPolicy != nil {
-			errs = append(errs, field.Forbidden(p.Child("restartPolicy"), "may not be set for non-init containers"))
-		}
+		errs = append(errs, validateContainerRestartPolicy(c.RestartPolicy, c.RestartPolicyRules, p)...)
 	}
 	// Port conflicts are checked across all app containers: they run together.
 	return append(errs, checkHostPortConflicts(cs, fldPath)...)
@@ -960,13 +959,11 @@ func validateInitContainers(cs, regular []corev1.Container, vols map[string]core
 		c := &cs[i]
 		p := fldPath.Index(i)
 		errs = append(errs, validateContainerCommon(c, vols, claims, p, restartPolicy, hostUsers)...)
-		restartAlways := false
-		if c.RestartPolicy != nil {
-			if *c.RestartPolicy != corev1.ContainerRestartPolicyAlways {
-				errs = append(errs, field.NotSupported(p.Child("restartPolicy"), *c.RestartPolicy, []corev1.ContainerRestartPolicy{corev1.ContainerRestartPolicyAlways}))
-			}
-			restartAlways = *c.RestartPolicy == corev1.ContainerRestartPolicyAlways
-		}
+		// An init container may have any container restart policy and rules
+		// (validateInitContainerRestartPolicy with ContainerRestartRules and
+		// RestartAllContainersOnContainerExits, both on by default since 1.36).
+		errs = append(errs, validateContainerRestartPolicy(c.RestartPolicy, c.RestartPolicyRules, p)...)
+		restartAlways := c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways
 		if names.Has(c.Name) {
 			errs = append(errs, field.Duplicate(p.Child("name"), c.Name))
 		} else if c.Name != "" {
@@ -994,6 +991,44 @@ func validateInitContainers(cs, regular []corev1.Container, vols map[string]core
 			if c.StartupProbe != nil {
 				errs = append(errs, field.Forbidden(p.Child("startupProbe"), initForbiddenMsg))
 			}
+		}
+	}
+	return errs
+}
+
+// validateContainerRestartPolicy is the API server's check of a container's
+// restartPolicy and restartPolicyRules (validation.go
+// validateContainerRestartPolicy, with RestartAllContainers allowed).
+func validateContainerRestartPolicy(policy *corev1.ContainerRestartPolicy, rules []corev1.ContainerRestartRule, fldPath *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	policies := []corev1.ContainerRestartPolicy{corev1.ContainerRestartPolicyAlways, corev1.ContainerRestartPolicyNever, corev1.ContainerRestartPolicyOnFailure}
+	if policy == nil {
+		if len(rules) == 0 {
+			return nil
+		}
+		errs = append(errs, field.Required(fldPath.Child("restartPolicy"), "must specify restartPolicy when restart rules are used"))
+	} else if !slices.Contains(policies, *policy) {
+		errs = append(errs, field.NotSupported(fldPath.Child("restartPolicy"), *policy, policies))
+	}
+	if len(rules) > 20 {
+		errs = append(errs, field.TooMany(fldPath.Child("restartPolicyRules"), len(rules), 20))
+	}
+	actions := []corev1.ContainerRestartRuleAction{corev1.ContainerRestartRuleActionRestart, corev1.ContainerRestartRuleActionRestartAllContainers}
+	operators := []corev1.ContainerRestartRuleOnExitCodesOperator{corev1.ContainerRestartRuleOnExitCodesOpIn, corev1.ContainerRestartRuleOnExitCodesOpNotIn}
+	for i, rule := range rules {
+		rp := fldPath.Child("restartPolicyRules").Index(i)
+		if !slices.Contains(actions, rule.Action) {
+			errs = append(errs, field.NotSupported(rp.Child("action"), rule.Action, actions))
+		}
+		if rule.ExitCodes == nil {
+			errs = append(errs, field.Required(rp.Child("exitCodes"), "must be specified"))
+			continue
+		}
+		if !slices.Contains(operators, rule.ExitCodes.Operator) {
+			errs = append(errs, field.NotSupported(rp.Child("exitCodes", "operator"), rule.ExitCodes.Operator, operators))
+		}
+		if len(rule.ExitCodes.Values) > 255 {
+			errs = append(errs, field.TooMany(rp.Child("exitCodes", "values"), len(rule.ExitCodes.Values), 255))
 		}
 	}
 	return errs

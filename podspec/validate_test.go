@@ -278,12 +278,26 @@ func TestValidate(t *testing.T) {
 		// Restart policies, init containers and sidecars.
 		{name: "pod restartPolicy values", mutate: func(p *corev1.Pod) { p.Spec.RestartPolicy = "Sometimes" },
 			want: []string{`spec.restartPolicy: Unsupported value: "Sometimes": supported values: "Always", "OnFailure", "Never"`}},
-		{name: "init container restartPolicy is Always or unset", mutate: func(p *corev1.Pod) {
-			p.Spec.InitContainers = []corev1.Container{{Name: "i", Image: "busybox", RestartPolicy: ptr(corev1.ContainerRestartPolicy("OnFailure"))}}
-		}, want: []string{`spec.initContainers[0].restartPolicy: Unsupported value: "OnFailure": supported values: "Always"`}},
-		{name: "app container restartPolicy is forbidden", mutate: func(p *corev1.Pod) {
-			p.Spec.Containers[0].RestartPolicy = ptr(corev1.ContainerRestartPolicyAlways)
-		}, want: []string{`spec.containers[0].restartPolicy: Forbidden: may not be set for non-init containers`}},
+		{name: "container restart policies and rules (ContainerRestartRules)", mutate: func(p *corev1.Pod) {
+			in42 := []corev1.ContainerRestartRule{{Action: corev1.ContainerRestartRuleActionRestartAllContainers,
+				ExitCodes: &corev1.ContainerRestartRuleOnExitCodes{Operator: corev1.ContainerRestartRuleOnExitCodesOpIn, Values: []int32{42}}}}
+			p.Spec.InitContainers = []corev1.Container{
+				{Name: "i", Image: "busybox", RestartPolicy: ptr(corev1.ContainerRestartPolicyOnFailure)},
+				{Name: "s", Image: "busybox", RestartPolicy: ptr(corev1.ContainerRestartPolicyAlways), RestartPolicyRules: in42},
+				{Name: "bad", Image: "busybox", RestartPolicy: ptr(corev1.ContainerRestartPolicy("Sometimes"))},
+			}
+			p.Spec.Containers[0].RestartPolicy = ptr(corev1.ContainerRestartPolicyNever)
+			p.Spec.Containers[0].RestartPolicyRules = append(in42, corev1.ContainerRestartRule{Action: "Stop"},
+				corev1.ContainerRestartRule{Action: corev1.ContainerRestartRuleActionRestart,
+					ExitCodes: &corev1.ContainerRestartRuleOnExitCodes{Operator: "Between"}})
+			p.Spec.Containers = append(p.Spec.Containers, corev1.Container{Name: "nopolicy", Image: "busybox", RestartPolicyRules: in42})
+		}, want: []string{
+			`spec.containers[0].restartPolicyRules[1].action: Unsupported value: "Stop": supported values: "Restart", "RestartAllContainers"`,
+			`spec.containers[0].restartPolicyRules[1].exitCodes: Required value: must be specified`,
+			`spec.containers[0].restartPolicyRules[2].exitCodes.operator: Unsupported value: "Between": supported values: "In", "NotIn"`,
+			`spec.containers[1].restartPolicy: Required value: must specify restartPolicy when restart rules are used`,
+			`spec.initContainers[2].restartPolicy: Unsupported value: "Sometimes": supported values: "Always", "Never", "OnFailure"`,
+		}},
 		{name: "probes and lifecycle forbidden on plain init containers", mutate: func(p *corev1.Pod) {
 			p.Spec.InitContainers = []corev1.Container{{Name: "i0", Image: "busybox"}, {Name: "i1", Image: "busybox",
 				LivenessProbe: execProbe(), ReadinessProbe: execProbe(), StartupProbe: execProbe(),

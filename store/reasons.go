@@ -37,7 +37,8 @@ func IsTerminal(pod *corev1.Pod) bool {
 func PodConditionByKubelet(t corev1.PodConditionType) bool {
 	switch t {
 	case corev1.PodScheduled, corev1.PodReady, corev1.PodInitialized, corev1.ContainersReady,
-		corev1.PodReadyToStartContainers, corev1.PodResizePending, corev1.PodResizeInProgress:
+		corev1.PodReadyToStartContainers, corev1.PodResizePending, corev1.PodResizeInProgress,
+		corev1.AllContainersRestarting:
 		return true
 	}
 	return false

@@ -34,39 +34,45 @@ func findStatus(statuses []corev1.ContainerStatus, name string) (corev1.Containe
 	return store.FindStatus(statuses, name)
 }
 
-// podPhase is the kubelet's getPhase (pkg/kubelet/kubelet_pods.go) without the
-// ContainerRestartRules feature: statuses holds init and app container statuses.
+// podPhase is the kubelet's getPhase (pkg/kubelet/kubelet_pods.go) with
+// ContainerRestartRules and RestartAllContainersOnContainerExits: statuses
+// holds init and app container statuses. A terminated container counts as
+// restarting when its rules, its restart policy or the pod's restart it, or
+// when a RestartAllContainers reset removed it.
 func podPhase(pod *corev1.Pod, statuses []corev1.ContainerStatus, podIsTerminal, podHasInitialized bool) corev1.PodPhase {
 	spec := pod.Spec
-	pendingRestartableInit, pendingRegularInit, failedInit := 0, 0, 0
+	restartable := func(c *corev1.Container, t *corev1.ContainerStateTerminated) bool {
+		return containerShouldRestart(c, &spec, t.ExitCode) || t.Reason == ReasonRestartingAllContainers
+	}
+	pendingRestartableInit, pendingRegularInit, failedInitNotRestartable := 0, 0, 0
 	for i := range spec.InitContainers {
 		c := &spec.InitContainers[i]
 		if isSidecar(c) {
 			continue
 		}
 		st, ok := findStatus(statuses, c.Name)
+		var failed *corev1.ContainerStateTerminated
 		switch {
 		case !ok:
 			pendingRegularInit++
 		case st.State.Running != nil:
 			pendingRegularInit++
 		case st.State.Terminated != nil:
-			if st.State.Terminated.ExitCode != 0 {
-				failedInit++
-			}
+			failed = st.State.Terminated
 		case st.State.Waiting != nil:
 			if st.LastTerminationState.Terminated != nil {
-				if st.LastTerminationState.Terminated.ExitCode != 0 {
-					failedInit++
-				}
+				failed = st.LastTerminationState.Terminated
 			} else {
 				pendingRegularInit++
 			}
 		default:
 			pendingRegularInit++
 		}
+		if failed != nil && failed.ExitCode != 0 && !restartable(c, failed) {
+			failedInitNotRestartable++
+		}
 	}
-	unknown, running, waiting, stopped, succeeded := 0, 0, 0, 0, 0
+	unknown, running, waiting, stopped, stoppedNotRestartable, succeeded := 0, 0, 0, 0, 0, 0
 	for i := range spec.InitContainers {
 		c := &spec.InitContainers[i]
 		if !isSidecar(c) {
@@ -93,7 +99,8 @@ func podPhase(pod *corev1.Pod, statuses []corev1.ContainerStatus, podIsTerminal,
 		}
 	}
 	for i := range spec.Containers {
-		st, ok := findStatus(statuses, spec.Containers[i].Name)
+		c := &spec.Containers[i]
+		st, ok := findStatus(statuses, c.Name)
 		switch {
 		case !ok:
 			unknown++
@@ -101,12 +108,18 @@ func podPhase(pod *corev1.Pod, statuses []corev1.ContainerStatus, podIsTerminal,
 			running++
 		case st.State.Terminated != nil:
 			stopped++
+			if !restartable(c, st.State.Terminated) {
+				stoppedNotRestartable++
+			}
 			if st.State.Terminated.ExitCode == 0 {
 				succeeded++
 			}
 		case st.State.Waiting != nil:
-			if st.LastTerminationState.Terminated != nil {
+			if t := st.LastTerminationState.Terminated; t != nil {
 				stopped++
+				if !restartable(c, t) {
+					stoppedNotRestartable++
+				}
 			} else {
 				waiting++
 			}
@@ -114,7 +127,7 @@ func podPhase(pod *corev1.Pod, statuses []corev1.ContainerStatus, podIsTerminal,
 			unknown++
 		}
 	}
-	if failedInit > 0 && spec.RestartPolicy == corev1.RestartPolicyNever {
+	if failedInitNotRestartable > 0 {
 		return corev1.PodFailed
 	}
 	switch {
@@ -131,16 +144,13 @@ func podPhase(pod *corev1.Pod, statuses []corev1.ContainerStatus, podIsTerminal,
 			}
 			return corev1.PodFailed
 		}
-		if spec.RestartPolicy == corev1.RestartPolicyAlways {
-			return corev1.PodRunning
+		if stopped != stoppedNotRestartable {
+			return corev1.PodRunning // at least one is restarting
 		}
 		if stopped == succeeded {
 			return corev1.PodSucceeded
 		}
-		if spec.RestartPolicy == corev1.RestartPolicyNever {
-			return corev1.PodFailed
-		}
-		return corev1.PodRunning
+		return corev1.PodFailed
 	default:
 		return corev1.PodPending
 	}
@@ -235,7 +245,7 @@ func condition(t corev1.PodConditionType, ok bool, reason, message string) corev
 }
 
 // initializedCondition is the kubelet's GeneratePodInitializedCondition.
-func initializedCondition(pod *corev1.Pod, statuses []corev1.ContainerStatus, phase corev1.PodPhase) corev1.PodCondition {
+func initializedCondition(pod *corev1.Pod, old []corev1.PodCondition, statuses []corev1.ContainerStatus, phase corev1.PodPhase) corev1.PodCondition {
 	var unknown, incomplete []string
 	for i := range pod.Spec.InitContainers {
 		c := &pod.Spec.InitContainers[i]
@@ -259,6 +269,13 @@ func initializedCondition(pod *corev1.Pod, statuses []corev1.ContainerStatus, ph
 		return condition(corev1.PodInitialized, true, "", "")
 	}
 	if msg := pendingMessage(unknown, "incomplete", incomplete); msg != "" {
+		// Once initialized, a pod stays so while its init containers run
+		// again (GeneratePodInitializedCondition with RestartAllContainersOnContainerExits).
+		for _, o := range old {
+			if o.Type == corev1.PodInitialized && o.Status == corev1.ConditionTrue {
+				return condition(corev1.PodInitialized, true, "", "")
+			}
+		}
 		return condition(corev1.PodInitialized, false, "ContainersNotInitialized", msg)
 	}
 	return condition(corev1.PodInitialized, true, "", "")
@@ -345,17 +362,35 @@ func containersReadyCondition(pod *corev1.Pod, statuses []corev1.ContainerStatus
 	return condition(corev1.ContainersReady, true, "", "")
 }
 
+// allContainersRestartingCondition is the kubelet's
+// GenerateAllContainersRestartingCondition: True while a RestartAllContainers
+// reset removes the pod's containers.
+func allContainersRestartingCondition(phase corev1.PodPhase, resettingAll bool) corev1.PodCondition {
+	switch {
+	case phase == corev1.PodSucceeded:
+		return condition(corev1.AllContainersRestarting, false, "PodCompleted", "")
+	case phase == corev1.PodFailed:
+		return condition(corev1.AllContainersRestarting, false, "PodFailed", "")
+	case resettingAll:
+		return condition(corev1.AllContainersRestarting, true, reasonRestartAllStarted, messageRestartAllStarted)
+	}
+	return condition(corev1.AllContainersRestarting, false, "", "")
+}
+
 // podConditions returns the kubelet-owned conditions in the kubelet's order,
 // keeping each condition's lastTransitionTime while its status does not change.
-func podConditions(pod *corev1.Pod, old []corev1.PodCondition, statuses []corev1.ContainerStatus, phase corev1.PodPhase, sandboxReady bool, now metav1.Time, external []corev1.PodCondition) []corev1.PodCondition {
+func podConditions(pod *corev1.Pod, old []corev1.PodCondition, statuses []corev1.ContainerStatus, phase corev1.PodPhase, sandboxReady, resettingAll bool, now metav1.Time, external []corev1.PodCondition) []corev1.PodCondition {
 	cr := containersReadyCondition(pod, statuses, phase)
 	ready := readyCondition(pod, cr, external)
 	conds := []corev1.PodCondition{
 		condition(corev1.PodReadyToStartContainers, sandboxReady, "", ""),
-		initializedCondition(pod, statuses, phase),
+		initializedCondition(pod, old, statuses, phase),
 		ready,
 		cr,
 		condition(corev1.PodScheduled, true, "", ""),
+	}
+	if allContainersCouldRestart(&pod.Spec) {
+		conds = append(conds, allContainersRestartingCondition(phase, resettingAll))
 	}
 	for i := range conds {
 		conds[i].LastTransitionTime = now

@@ -101,6 +101,11 @@ type ctr struct {
 	syncKill bool
 	// endHooks ends the current run's preStop hook when the run ends.
 	endHooks context.CancelFunc
+	// A RestartAllContainers reset: resetKill, the current run is being
+	// killed by it (its exit is not judged by its rules); reset, the
+	// container was removed and starts at its turn with no backoff; counted,
+	// its status already counts that next run (RestartCount).
+	resetKill, reset, counted bool
 }
 
 // The phases of stopping a container (kuberuntime_container.go killContainer).
@@ -178,11 +183,16 @@ type machine struct {
 	// terminal is set when nothing will restart any more; finalPhase is the
 	// phase the pod ends in, shown once every container has stopped (or at
 	// once, when shownNow: a deadline fails the pod immediately).
-	terminal     bool
-	finalPhase   corev1.PodPhase
-	shownNow     bool
-	deleting     bool
-	restarting   bool // stopping everything to run the pod again from its first init container
+	terminal   bool
+	finalPhase corev1.PodPhase
+	shownNow   bool
+	deleting   bool
+	restarting bool // stopping everything to run the pod again from its first init container
+	// resettingAll: a container's exit matched a RestartAllContainers rule;
+	// every container is killed and removed, then the pod runs again from
+	// its first init container in the same sandbox (the AllContainersRestarting
+	// condition is True meanwhile).
+	resettingAll bool
 	gracePeriod  time.Duration
 	graceEnd     time.Time
 	status       corev1.PodStatus
@@ -407,6 +417,10 @@ func (m *machine) sync() {
 			}
 		}
 	}
+	if m.state == stateRunning && m.resettingAll {
+		m.syncResetAll()
+		return
+	}
 	if m.state == stateRunning && m.killingInSync() {
 		return // the kubelet's SyncPod is still in killContainer
 	}
@@ -460,8 +474,10 @@ func (m *machine) syncInit() {
 		if c.completed {
 			continue
 		}
-		if t := c.status.State.Terminated; t != nil && t.ExitCode != 0 && m.pod.Spec.RestartPolicy == corev1.RestartPolicyNever {
-			// A failed init container fails a Never pod; nothing else starts.
+		if t := c.status.State.Terminated; t != nil && t.ExitCode != 0 && !containerShouldRestart(c.spec, &m.pod.Spec, t.ExitCode) {
+			// A failed init container that is not restarted (its rules, its
+			// restart policy, the pod's: computeInitContainerActions' KillPod)
+			// fails the pod; nothing else starts.
 			m.shownNow = true
 			m.finish(corev1.PodFailed)
 			return
@@ -494,19 +510,19 @@ func (m *machine) sidecarSettled(c *ctr) bool {
 	return true
 }
 
-// shouldRestart is the kubelet's ShouldContainerBeRestarted for an app container that has run.
+// shouldRestart is the kubelet's ShouldContainerBeRestarted for an app
+// container that has run: its restart rules, its restart policy, the pod's.
+// A container that a RestartAllContainers reset removed starts again (it has
+// no status in the runtime any more).
 func (m *machine) shouldRestart(c *ctr) bool {
-	if c.sidecar {
+	if c.sidecar || c.reset {
 		return true
 	}
-	switch m.pod.Spec.RestartPolicy {
-	case corev1.RestartPolicyNever:
-		return false
-	case corev1.RestartPolicyOnFailure:
-		t := c.lastTerminated()
-		return t == nil || t.ExitCode != 0
+	t := c.lastTerminated()
+	if t == nil {
+		return restartOnKill(c.spec, &m.pod.Spec)
 	}
-	return true
+	return containerShouldRestart(c.spec, &m.pod.Spec, t.ExitCode)
 }
 
 func (m *machine) syncApps() {
@@ -642,6 +658,68 @@ func (m *machine) rerun() {
 	m.sync()
 }
 
+// syncResetAll is SyncPod with the AllContainersRestarting condition True
+// (computePodActions' ContainersToReset): every init and app container still
+// running is killed with a grace period of 0, so with no preStop hook and
+// SIGKILL 2 seconds after its stop signal (killContainer's minimum), and
+// removed; once none is left the pod runs again from its first init
+// container, in the same sandbox, without crash-loop backoff.
+func (m *machine) syncResetAll() {
+	now := m.clock.Now()
+	busy := false
+	for _, c := range append(append([]*ctr{}, m.inits...), m.apps...) {
+		if c.starting {
+			busy = true // killed once its start has returned
+			continue
+		}
+		if c.handle == nil {
+			continue
+		}
+		busy = true
+		if c.resetKill {
+			continue
+		}
+		c.resetKill = true
+		if c.stopping {
+			m.shortenStop(c, now, minimumGracePeriod)
+			continue
+		}
+		m.events.add("Normal", "Killing", m.object(c), "killing")
+		c.stopping, c.ordered = true, false
+		c.stopGrace, c.stopPhase, c.phaseAt = 0, stopTurn, now
+		m.advanceStop(c, now)
+	}
+	if busy {
+		return
+	}
+	for _, c := range append(append([]*ctr{}, m.inits...), m.apps...) {
+		if c.status.State.Waiting == nil {
+			m.removedByReset(c)
+		}
+		c.reset = c.ran
+		c.completed = false
+	}
+	m.resettingAll = false
+	m.initialized = len(m.inits) == 0
+	m.sync()
+}
+
+// removedByReset shows c as the kubelet shows a container that a reset
+// removed (convertToAPIContainerStatuses with podRestarting): waiting, its
+// last state a RestartingAllContainers termination, its restart count already
+// that of its next run.
+func (m *machine) removedByReset(c *ctr) {
+	c.status.State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{
+		Reason: ReasonRestartingAllContainers, Message: messageRestartingAllContainers,
+	}}
+	c.status.LastTerminationState = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+		Reason: ReasonRestartingAllContainers, Message: messageRestartingAllContainers, ExitCode: 137,
+	}}
+	c.status.RestartCount++
+	c.status.Ready = false
+	c.counted, c.reset, c.completed = true, true, false
+}
+
 // stop asks a container to stop within what is left of the pod's grace
 // period and reports whether it is still active.
 func (m *machine) stop(c *ctr) bool {
@@ -689,7 +767,7 @@ func (m *machine) startWithBackoff(c *ctr) {
 			return
 		}
 	}
-	if t := c.lastTerminated(); c.ran && t != nil {
+	if t := c.lastTerminated(); c.ran && t != nil && !c.reset {
 		if shown := t.FinishedAt.Add(statusSyncPeriod); now.Before(shown) {
 			c.wakeAt = shown
 			return
@@ -718,6 +796,10 @@ func (m *machine) start(c *ctr) {
 	if c.ran {
 		restartCount = c.status.RestartCount + 1
 	}
+	if c.counted {
+		restartCount = c.status.RestartCount
+	}
+	c.reset = false
 	c.starting = true
 	c.changed = false
 	c.run++
@@ -849,6 +931,15 @@ func (m *machine) handle(msg message) {
 		if c.ephemeral {
 			c.status.Started = nil // the prober manager sets it for init and app containers only
 		}
+		switch {
+		case c.resetKill:
+			// Killed and removed by a reset: the kubelet shows it waiting.
+			c.resetKill = false
+			m.removedByReset(c)
+		case !c.ephemeral && !c.changed && m.state == stateRunning && !m.terminal && restartsAllContainers(c.spec, t.ExitCode):
+			// ShouldAllContainersRestart: its exit restarts the whole pod.
+			m.resettingAll = true
+		}
 	case msg.err != nil:
 		c.starting = false
 		c.postStartPending = false
@@ -878,9 +969,10 @@ func (m *machine) handle(msg message) {
 		}
 		m.events.add("Warning", "Failed", m.object(c), "Error: %s", se.Message)
 		// The run counts: it was created and could not start (StartError, exit 128).
-		if c.ran {
+		if c.ran && !c.counted {
 			c.status.RestartCount++
 		}
+		c.counted = false
 		c.ran = true
 		if c.status.State.Terminated != nil {
 			c.status.LastTerminationState = corev1.ContainerState{Terminated: c.status.State.Terminated}
@@ -893,12 +985,13 @@ func (m *machine) handle(msg message) {
 		c.starting = false
 		c.pullFailedAt = time.Time{}
 		c.handle = msg.handle
-		if c.ran {
+		if c.ran && !c.counted {
 			c.status.RestartCount++
 			if c.status.State.Terminated != nil {
 				c.status.LastTerminationState = corev1.ContainerState{Terminated: c.status.State.Terminated}
 			}
 		}
+		c.counted = false
 		c.status.ContainerID = "podrun://" + msg.handle.ID()
 		c.status.Image, c.status.ImageID = msg.handle.Image()
 		c.status.User = msg.handle.User()
@@ -956,7 +1049,7 @@ func (m *machine) handleProbe(c *ctr, u *probe.Update) {
 		// is Never, started again whatever its exit code (restart :=
 		// shouldRestartOnFailure(pod); ContainersToStart).
 		msg := fmt.Sprintf("Container %s failed %s probe", c.spec.Name, strings.ToLower(string(u.Kind)))
-		if c.sidecar || m.pod.Spec.RestartPolicy != corev1.RestartPolicyNever {
+		if restartOnKill(c.spec, &m.pod.Spec) {
 			msg += ", will be restarted"
 			c.changed = true
 		}
@@ -1204,7 +1297,7 @@ func (m *machine) podStatus() corev1.PodStatus {
 	if m.evicted != "" && s.Phase == corev1.PodFailed {
 		s.Reason, s.Message = ReasonEvicted, m.evicted
 	}
-	s.Conditions = podConditions(m.pod, m.status.Conditions, all, s.Phase, m.sandboxReady, metav1.NewTime(m.clock.Now()), m.extConds)
+	s.Conditions = podConditions(m.pod, m.status.Conditions, all, s.Phase, m.sandboxReady, m.resettingAll, metav1.NewTime(m.clock.Now()), m.extConds)
 	s.Conditions = append(s.Conditions, m.resizeConds...)
 	// The generation of the spec this status is about, on the status and on
 	// every condition (PodObservedGenerationTracking: the kubelet's
