@@ -360,7 +360,7 @@ func TestOOMKilled(t *testing.T) {
 			if tc.contMem != "" {
 				limits = list("cpu", "100m", "memory", tc.contMem)
 			}
-			r := ContainerResources(&corev1.Container{Resources: corev1.ResourceRequirements{Limits: limits}})
+			r := ContainerResources(&corev1.Container{Resources: corev1.ResourceRequirements{Limits: limits}}, nil)
 
 			cmd := helper(t, "alloc")
 			stdin, err := cmd.StdinPipe()
@@ -435,7 +435,7 @@ func TestDestroyPodKillsAndRemoves(t *testing.T) {
 			t.Fatal(err)
 		}
 		procs = append(procs, startHelper(t, cmd))
-		joinContainer(t, p, id, ContainerResources(&corev1.Container{}), cmd.Process.Pid)
+		joinContainer(t, p, id, ContainerResources(&corev1.Container{}, nil), cmd.Process.Pid)
 		if line, _ := bufio.NewReader(stdout).ReadString('\n'); line != "ready\n" {
 			t.Fatalf("helper said %q", line)
 		}
@@ -494,7 +494,7 @@ func TestDestroyPodAfterSupervisorCrash(t *testing.T) {
 		_ = unix.PidfdSendSignal(pidfd, unix.SIGKILL, nil, 0)
 		_ = unix.Close(pidfd)
 	})
-	joinContainer(t, p, "app", ContainerResources(&corev1.Container{}), pid)
+	joinContainer(t, p, "app", ContainerResources(&corev1.Container{}, nil), pid)
 
 	if err := DestroyPod(parent, "orphaned"); err != nil {
 		t.Fatalf("DestroyPod: %v", err)
@@ -528,7 +528,7 @@ func TestContainerConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := ContainerResources(&corev1.Container{Resources: corev1.ResourceRequirements{
-		Limits: list("cpu", "10m", "memory", "1100Mi")}})
+		Limits: list("cpu", "10m", "memory", "1100Mi")}}, nil)
 	c := p.ContainerConfig("web", r)
 	if c.Path != parent+"/podcfg/web" || c.Systemd {
 		t.Errorf("Path = %s, Systemd = %v", c.Path, c.Systemd)

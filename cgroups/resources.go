@@ -147,11 +147,27 @@ func Widest(a, b Resources) Resources {
 // limit when no request is given, 2 when neither), quota from the cpu limit
 // with the 100ms period always set, memory from the memory limit, hugepages
 // from the limits. OOM score adjustment is the caller's business.
-func ContainerResources(c *corev1.Container) Resources {
+func ContainerResources(c *corev1.Container, pod *corev1.ResourceRequirements) Resources {
 	if c == nil {
 		return Resources{}
 	}
 	req, lim := c.Resources.Requests, c.Resources.Limits
+	if pod != nil && (len(pod.Requests) > 0 || len(pod.Limits) > 0) {
+		// With pod-level resources, a container without a cpu or memory
+		// limit of its own is limited by the pod's (kuberuntime's
+		// getCPULimit and getMemoryLimit, PodLevelResources).
+		lim = lim.DeepCopy()
+		if lim == nil {
+			lim = corev1.ResourceList{}
+		}
+		for _, name := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
+			if q := lim[name]; q.IsZero() {
+				if pq, ok := pod.Limits[name]; ok && !pq.IsZero() {
+					lim[name] = pq
+				}
+			}
+		}
+	}
 	var shares uint64
 	if q, ok := req[corev1.ResourceCPU]; ok {
 		shares = MilliCPUToShares(q.MilliValue())

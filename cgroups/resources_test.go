@@ -204,7 +204,7 @@ func TestContainerResources(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := ContainerResources(tc.c); !reflect.DeepEqual(got, tc.want) {
+			if got := ContainerResources(tc.c, nil); !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("ContainerResources = %+v\nwant                  %+v", got, tc.want)
 			}
 		})
@@ -309,10 +309,10 @@ func TestV2Files(t *testing.T) {
 		corev1.PodQOSBurstable, false, true, 512)
 	bestEffort := PodResources(nil, nil, corev1.PodQOSBestEffort, false, false, 0)
 	oomContainer := ContainerResources(&corev1.Container{Resources: corev1.ResourceRequirements{
-		Limits: list("cpu", "10m", "memory", "32Mi")}})
-	plainContainer := ContainerResources(&corev1.Container{})
+		Limits: list("cpu", "10m", "memory", "32Mi")}}, nil)
+	plainContainer := ContainerResources(&corev1.Container{}, nil)
 	hugeContainer := ContainerResources(&corev1.Container{Resources: corev1.ResourceRequirements{
-		Limits: list("cpu", "1", "memory", "1Gi", "hugepages-2Mi", "8Mi")}})
+		Limits: list("cpu", "1", "memory", "1Gi", "hugepages-2Mi", "8Mi")}}, nil)
 
 	v2 := convertOpts{unified: true, hugePageSizes: []string{"1GB", "2MB"}}
 	pod := v2

@@ -114,7 +114,10 @@ func TestCgroupsPodAndContainerValues(t *testing.T) {
 			// spec.resources' limits whatever the containers declare; the pod's
 			// requests default to the containers' aggregate (memory 64Mi, from
 			// the capped container's limit) or, without one, to the pod limit
-			// (cpu 500m). Requests below the limits: Burstable.
+			// (cpu 500m). Requests below the limits: Burstable. A container
+			// without a cpu or memory limit of its own takes the pod's
+			// (kuberuntime's getCPULimit, getMemoryLimit), its shares too
+			// when it has no cpu request.
 			name: "pod-level-resources",
 			spec: `
   resources: {limits: {cpu: 500m, memory: 128Mi}}
@@ -124,8 +127,8 @@ func TestCgroupsPodAndContainerValues(t *testing.T) {
 			qos: corev1.PodQOSBurstable,
 			pod: cgLimits{shares: 512, quota: 50000, period: 100000, memory: 128 << 20},
 			containers: map[string]cgLimits{
-				"free":   cgNoLimits,
-				"capped": {shares: 2, quota: -1, period: -1, memory: 64 << 20},
+				"free":   {shares: 512, quota: 50000, period: 100000, memory: 128 << 20},
+				"capped": {shares: 512, quota: 50000, period: 100000, memory: 64 << 20},
 			},
 			requests: map[string]string{"cpu": "500m", "memory": "64Mi"},
 			limits:   map[string]string{"cpu": "500m", "memory": "128Mi"},

@@ -189,3 +189,81 @@ func TestPodResize(t *testing.T) {
 		t.Errorf("apply of the manifest after the resizes: %s", r)
 	}
 }
+
+// A pod with pod-level resources, as pod_level_resources_resize.go's
+// "PLR guaranteed qos" pods: c1 declares no cpu or memory of its own and so
+// runs under the pod's limits; init has its own resources.
+const resizePodLevelYAML = `
+apiVersion: v1
+kind: Pod
+metadata: {name: plr}
+spec:
+  terminationGracePeriodSeconds: 0
+  resources:
+    requests: {cpu: 100m, memory: 64Mi}
+    limits: {cpu: 100m, memory: 64Mi}
+  initContainers:
+  - name: init
+    image: busybox:1.28
+    command: ["true"]
+    resources:
+      requests: {cpu: 20m, memory: 20Mi}
+      limits: {cpu: 20m, memory: 20Mi}
+  containers:
+  - name: c1
+    image: busybox:1.28
+    command: ["sleep", "3600"]
+    resizePolicy: [{resourceName: cpu, restartPolicy: RestartContainer}]
+`
+
+// Pod-level resources resized in place (InPlacePodLevelResourcesVerticalScaling,
+// beta since Kubernetes 1.36) and a plain init container's resources
+// (InPlacePodVerticalScalingInitContainers, GA in 1.37): the pod cgroup and
+// the cgroup of a container that falls back on the pod's limits follow,
+// that container restarts for its cpu policy, and the status's pod-level
+// resources and allocatedResources report the new values.
+func TestPodLevelResize(t *testing.T) {
+	e := newEnv(t)
+	e.apply(resizePodLevelYAML)
+	rl := func(cpu, mem string) corev1.ResourceList {
+		return corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse(mem)}
+	}
+	check := func(p *corev1.Pod, cpu, mem string) {
+		t.Helper()
+		q, m := resource.MustParse(cpu), resource.MustParse(mem)
+		want := cgLimits{shares: q.MilliValue() * 1024 / 1000, quota: q.MilliValue() * 100, period: 100000, memory: m.Value()}
+		if got := cgRead(t, e.podCgroupRel(p)); got != cgExpected(want) {
+			t.Errorf("pod cgroup: %+v, want %+v", got, cgExpected(want))
+		}
+		c1 := containerState(p, "c1")
+		if got := cgRead(t, e.containerCgroupRel(p, strings.TrimPrefix(c1.ContainerID, "podrun://"))); got != cgExpected(want) {
+			t.Errorf("c1's cgroup (the pod's limits): %+v, want %+v", got, cgExpected(want))
+		}
+		res := corev1.ResourceRequirements{Requests: rl(cpu, mem), Limits: rl(cpu, mem)}
+		if p.Status.Resources == nil || !equality.Semantic.DeepEqual(*p.Status.Resources, res) || !equality.Semantic.DeepEqual(p.Status.AllocatedResources, res.Requests) {
+			t.Errorf("status resources %+v, allocatedResources %v; want %+v", p.Status.Resources, p.Status.AllocatedResources, res)
+		}
+	}
+	p := e.waitFor("plr", time.Minute, "running", func(p *corev1.Pod) bool { return containerState(p, "c1").State.Running != nil })
+	check(p, "100m", "64Mi")
+	if st := containerState(p, "init"); st.Resources == nil || !equality.Semantic.DeepEqual(st.AllocatedResources, rl("20m", "20Mi")) {
+		t.Errorf("init's status resources %+v, allocated %v", st.Resources, st.AllocatedResources)
+	}
+	e.must("patch", "pod", "plr", "--subresource", "resize", "-p",
+		`{"spec":{"resources":{"requests":{"cpu":"200m","memory":"128Mi"},"limits":{"cpu":"200m","memory":"128Mi"}},"initContainers":[{"name":"init","resources":{"requests":{"cpu":"30m"},"limits":{"cpu":"30m"}}}]}}`)
+	p = e.waitFor("plr", time.Minute, "the resize actuated", func(p *corev1.Pod) bool {
+		c1 := containerState(p, "c1")
+		return c1.RestartCount == 1 && c1.State.Running != nil && p.Status.Resources != nil && p.Status.Resources.Limits.Cpu().MilliValue() == 200
+	})
+	check(p, "200m", "128Mi")
+	if got := p.Spec.InitContainers[0].Resources.Limits.Cpu().MilliValue(); got != 30 {
+		t.Errorf("init's cpu limit after the resize: %dm", got)
+	}
+	if st := containerState(p, "init"); st.RestartCount != 0 {
+		t.Errorf("init ran again: restartCount %d", st.RestartCount)
+	}
+	e.mustFail(
+		failure{[]string{"patch", "pod", "plr", "--subresource", "resize", "-p", `{"spec":{"resources":{"limits":{"memory":null}}}}`}, 2, "spec.resources.limits: Forbidden: pod-level resource limits cannot be removed"},
+		failure{[]string{"patch", "pod", "plr", "--subresource", "resize", "-p", `{"spec":{"resources":{"limits":{"ephemeral-storage":"1Gi"}}}}`}, 2, `spec.resources.limits[ephemeral-storage]: Unsupported value: "ephemeral-storage"`},
+	)
+}

@@ -12,61 +12,86 @@ import (
 
 // DiffPodResize checks a resize of old (the stored pod) to updated (the pod
 // as the resize subresource's patch left it) as the API server's
-// ValidatePodResize does (pkg/apis/core/validation), and names the
-// containers, app or sidecar, whose cpu or memory requests or limits
-// change. Only those may change: the QoS class stays, no request or limit
-// may be removed, a plain init container's resources are immutable, and a
-// pod with pod-level resources cannot be resized. The error is the API
-// server's, naming the pod.
+// ValidatePodResize does (pkg/apis/core/validation, Kubernetes 1.37: with
+// InPlacePodLevelResourcesVerticalScaling and
+// InPlacePodVerticalScalingInitContainers), and names what changes: the
+// containers, init or app, whose cpu or memory requests or limits change,
+// and "spec.resources" when the pod-level ones do. Only those may change:
+// the QoS class stays, no request or limit may be removed, and a plain init
+// container with a RestartContainer resize policy cannot be resized. The
+// error is the API server's, naming the pod.
 func DiffPodResize(old, updated *corev1.Pod) ([]string, error) {
 	invalid := func(errs field.ErrorList) error {
 		return fmt.Errorf("The Pod %q is invalid: %s", updated.Name, errs.ToAggregate().Error())
-	}
-	podLevel := func(p *corev1.Pod) bool {
-		return p.Spec.Resources != nil && len(p.Spec.Resources.Requests)+len(p.Spec.Resources.Limits) > 0
-	}
-	if podLevel(old) || podLevel(updated) {
-		return nil, invalid(field.ErrorList{field.Forbidden(field.NewPath(""), "pods with pod-level resources cannot be resized")})
 	}
 	if old.Spec.OS != nil && old.Spec.OS.Name == corev1.Windows {
 		return nil, invalid(field.ErrorList{field.Forbidden(field.NewPath(""), "windows pods cannot be resized")})
 	}
 	specPath := field.NewPath("spec")
 	var errs field.ErrorList
-	// validatePodResizeOrdering: the lists keep their names and order.
-	order := func(newList, oldList []corev1.Container, p *field.Path) {
-		if len(newList) != len(oldList) {
-			errs = append(errs, field.Forbidden(p, "containers may not be added or removed on resize"))
-			return
-		}
-		for i := range newList {
-			if newList[i].Name != oldList[i].Name {
-				errs = append(errs, field.Forbidden(p.Index(i).Child("name"), "containers may not be renamed or reordered on resize"))
-			}
-		}
-	}
-	order(updated.Spec.InitContainers, old.Spec.InitContainers, specPath.Child("initContainers"))
-	order(updated.Spec.Containers, old.Spec.Containers, specPath.Child("containers"))
-	if len(errs) > 0 {
-		return nil, invalid(errs)
-	}
 	if QOSClass(old) != QOSClass(updated) {
 		errs = append(errs, field.Invalid(specPath, QOSClass(old), "Pod QOS Class may not change as a result of resizing"))
 	}
 	var changed []string
 	munged := updated.Spec.DeepCopy()
+	podLevel := func(p *corev1.Pod) bool {
+		return p.Spec.Resources != nil && len(p.Spec.Resources.Requests)+len(p.Spec.Resources.Limits) > 0
+	}
+	if podLevel(old) || podLevel(updated) {
+		// validatePodLevelResourcesResize.
+		rp := specPath.Child("resources")
+		if old.Spec.Resources != nil && updated.Spec.Resources == nil {
+			return nil, invalid(append(errs, field.Forbidden(rp, "pod-level resources cannot be removed")))
+		}
+		if old.Spec.Resources != nil {
+			if removed(updated.Spec.Resources.Requests, old.Spec.Resources.Requests) {
+				errs = append(errs, field.Forbidden(rp.Child("requests"), "pod-level resource requests cannot be removed"))
+			}
+			if removed(updated.Spec.Resources.Limits, old.Spec.Resources.Limits) {
+				errs = append(errs, field.Forbidden(rp.Child("limits"), "pod-level resource limits cannot be removed"))
+			}
+		}
+		var oldReq, oldLim corev1.ResourceList
+		if old.Spec.Resources != nil {
+			oldReq, oldLim = old.Spec.Resources.Requests, old.Spec.Resources.Limits
+		}
+		if !equality.Semantic.DeepEqual(munged.Resources, old.Spec.Resources) {
+			changed = append(changed, "spec.resources")
+		}
+		if r := munged.Resources; r != nil {
+			r.Limits, r.Requests = keepCPUMemory(r.Limits, oldLim), keepCPUMemory(r.Requests, oldReq)
+			if old.Spec.Resources == nil && len(r.Requests)+len(r.Limits)+len(r.Claims) == 0 {
+				munged.Resources = nil // dropCPUMemoryResourceRequirementsUpdates
+			}
+		}
+		if !equality.Semantic.DeepEqual(munged.Resources, old.Spec.Resources) {
+			errs = append(errs, field.Forbidden(specPath, "only cpu and memory resources are mutable at pod-level"))
+		}
+	}
+	// validatePodResizeContainerOrdering: the lists keep their names and order.
+	order := func(newList, oldList []corev1.Container, p *field.Path, what string) {
+		if len(newList) != len(oldList) {
+			errs = append(errs, field.Forbidden(p, what+" may not be added or removed on resize"))
+			return
+		}
+		for i := range newList {
+			if newList[i].Name != oldList[i].Name {
+				errs = append(errs, field.Forbidden(p.Index(i).Child("name"), what+" may not be renamed or reordered on resize"))
+			}
+		}
+	}
+	order(updated.Spec.Containers, old.Spec.Containers, specPath.Child("containers"), "containers")
+	order(updated.Spec.InitContainers, old.Spec.InitContainers, specPath.Child("initContainers"), "initContainers")
+	if len(errs) > 0 {
+		return nil, invalid(errs)
+	}
 	check := func(i int, init bool) {
 		list, oldList, p := munged.Containers, old.Spec.Containers, specPath.Child("containers")
 		if init {
 			list, oldList, p = munged.InitContainers, old.Spec.InitContainers, specPath.Child("initContainers")
 		}
 		c, o := &list[i], &oldList[i]
-		if init && !IsSidecar(o) {
-			if !equality.Semantic.DeepEqual(c.Resources, o.Resources) {
-				errs = append(errs, field.Forbidden(specPath, "resources for non-sidecar init containers are immutable"))
-			}
-			return
-		}
+		modified := !equality.Semantic.DeepEqual(*c, *o)
 		rp := p.Index(i).Child("resources")
 		// validateContainerResize: nothing declared may be removed.
 		if removed(c.Resources.Requests, o.Resources.Requests) {
@@ -86,11 +111,19 @@ func DiffPodResize(old, updated *corev1.Pod) ([]string, error) {
 			Claims:   c.Resources.Claims,
 		}
 		if !equality.Semantic.DeepEqual(*c, *o) {
-			msg := "only cpu and memory resources are mutable"
 			if init {
-				msg = "only cpu and memory resources for sidecar containers are mutable"
+				errs = append(errs, field.Forbidden(p.Index(i), "only cpu and memory resources for init or sidecar containers are mutable"))
+			} else {
+				errs = append(errs, field.Forbidden(specPath, "only cpu and memory resources are mutable"))
 			}
-			errs = append(errs, field.Forbidden(specPath, msg))
+		}
+		if init && modified && !IsSidecar(o) {
+			for _, rp := range c.ResizePolicy {
+				if rp.RestartPolicy == corev1.RestartContainer {
+					errs = append(errs, field.Forbidden(p.Index(i), "non-sidecar init containers with a resize policy of RestartContainer cannot be resized"))
+					break
+				}
+			}
 		}
 	}
 	for i := range munged.InitContainers {
@@ -99,6 +132,11 @@ func DiffPodResize(old, updated *corev1.Pod) ([]string, error) {
 	for i := range munged.Containers {
 		check(i, false)
 	}
+	// InPlacePodVerticalScalingMemoryBackedVolumes is alpha in 1.37 (off).
+	if !equality.Semantic.DeepEqual(updated.Spec.Volumes, old.Spec.Volumes) {
+		errs = append(errs, field.Forbidden(specPath.Child("volumes"), "volumes are immutable on resize when InPlacePodVerticalScalingMemoryBackedVolumes feature gate is disabled"))
+	}
+	munged.Volumes = old.Spec.Volumes
 	if len(errs) == 0 && !equality.Semantic.DeepEqual(*munged, old.Spec) {
 		errs = append(errs, field.Forbidden(specPath, "only cpu and memory resources are mutable"))
 	}
@@ -120,9 +158,9 @@ func removed(l, old corev1.ResourceList) bool {
 }
 
 // keepCPUMemory is l with its cpu and memory as in old (absent where old
-// has none); nil when old is nil (dropCPUMemoryResourcesFromContainer).
+// has none): dropCPUMemoryUpdates.
 func keepCPUMemory(l, old corev1.ResourceList) corev1.ResourceList {
-	if old == nil {
+	if l == nil && old == nil {
 		return nil
 	}
 	out := corev1.ResourceList{}
@@ -138,10 +176,11 @@ func keepCPUMemory(l, old corev1.ResourceList) corev1.ResourceList {
 	return out
 }
 
-// ApplyPodResize returns old with the containers' resources of updated, as
+// ApplyPodResize returns old with the pod's and containers' resources of updated, as
 // the resize subresource stores them (DiffPodResize said they may change).
 func ApplyPodResize(old, updated *corev1.Pod) *corev1.Pod {
 	out := old.DeepCopy()
+	out.Spec.Resources = updated.Spec.Resources.DeepCopy()
 	for i := range out.Spec.InitContainers {
 		out.Spec.InitContainers[i].Resources = *updated.Spec.InitContainers[i].Resources.DeepCopy()
 	}

@@ -46,9 +46,26 @@ func TestDiffPodResize(t *testing.T) {
 		{"sidecar", func(p *corev1.Pod) {
 			p.Spec.InitContainers[1].Resources.Requests[corev1.ResourceMemory] = resource.MustParse("20Mi")
 		}, []string{"side"}, ""},
-		{"plain init container", func(p *corev1.Pod) {
+		{"plain init container (InPlacePodVerticalScalingInitContainers, GA in 1.37)", func(p *corev1.Pod) {
 			p.Spec.InitContainers[0].Resources.Requests[corev1.ResourceMemory] = resource.MustParse("20Mi")
-		}, nil, "spec: Forbidden: resources for non-sidecar init containers are immutable"},
+		}, []string{"init"}, ""},
+		{"plain init container with a RestartContainer policy", func(p *corev1.Pod) {
+			p.Spec.InitContainers[0].Resources.Requests[corev1.ResourceMemory] = resource.MustParse("20Mi")
+			p.Spec.InitContainers[0].ResizePolicy = []corev1.ContainerResizePolicy{{ResourceName: corev1.ResourceMemory, RestartPolicy: corev1.RestartContainer}}
+		}, nil, "spec.initContainers[0]: Forbidden: non-sidecar init containers with a resize policy of RestartContainer cannot be resized"},
+		{"init container's other field", func(p *corev1.Pod) { p.Spec.InitContainers[0].Image = "j" }, nil,
+			"spec.initContainers[0]: Forbidden: only cpu and memory resources for init or sidecar containers are mutable"},
+		{"init containers reordered", func(p *corev1.Pod) {
+			p.Spec.InitContainers[0], p.Spec.InitContainers[1] = p.Spec.InitContainers[1], p.Spec.InitContainers[0]
+		}, nil, "spec.initContainers[0].name: Forbidden: initContainers may not be renamed or reordered on resize"},
+		{"other resource where none was", func(p *corev1.Pod) {
+			p.Spec.Containers[0].Resources.Claims = nil
+			p.Spec.Containers[0].Resources.Limits = nil
+			p.Spec.Containers[0].Resources.Requests = nil
+		}, nil, "resource limits cannot be removed"},
+		{"volumes", func(p *corev1.Pod) {
+			p.Spec.Volumes = []corev1.Volume{{Name: "v", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
+		}, nil, "spec.volumes: Forbidden: volumes are immutable on resize when InPlacePodVerticalScalingMemoryBackedVolumes feature gate is disabled"},
 		{"limit removed", func(p *corev1.Pod) {
 			delete(p.Spec.Containers[0].Resources.Limits, corev1.ResourceCPU)
 		}, nil, "spec.containers[0].resources.limits: Forbidden: resource limits cannot be removed"},
@@ -69,9 +86,12 @@ func TestDiffPodResize(t *testing.T) {
 				}
 			}
 		}, nil, `spec: Invalid value: "Burstable": Pod QOS Class may not change as a result of resizing`},
-		{"pod-level resources", func(p *corev1.Pod) {
+		{"pod-level resources added (InPlacePodLevelResourcesVerticalScaling, beta in 1.36)", func(p *corev1.Pod) {
 			p.Spec.Resources = &corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4")}}
-		}, nil, `Forbidden: pods with pod-level resources cannot be resized`},
+		}, []string{"spec.resources"}, ""},
+		{"pod-level other resource", func(p *corev1.Pod) {
+			p.Spec.Resources = &corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceEphemeralStorage: resource.MustParse("4Gi")}}
+		}, nil, "spec: Forbidden: only cpu and memory resources are mutable at pod-level"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			old, updated := resizePod(), resizePod()

@@ -703,7 +703,7 @@ func (r *podRunner) containerConfig(c *corev1.Container, img *image.Image, id, r
 		CgroupsPath: r.sb.cgroup.ContainerCgroupsPath(id),
 		// Without it libcontainer reads slice:prefix:name as a cgroupfs path.
 		SystemdCgroup: r.sb.cgroup.Driver() == cgroups.DriverSystemd,
-		Resources:     cgroups.ContainerResources(c).LinuxResources(),
+		Resources:     cgroups.ContainerResources(c, r.plan.Pod.Spec.Resources).LinuxResources(),
 		UserNSBase:    r.sb.usernsBase,
 		MqueueDir:     r.sb.mqueue,
 	}

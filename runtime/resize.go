@@ -34,18 +34,22 @@ func (r *podRunner) ResizePod(old, pod *corev1.Pod, widen bool) error {
 	if err := r.sb.cgroup.Update(r.l.CgroupParent, res); err != nil {
 		return fmt.Errorf("resizing the pod cgroup: %w", err)
 	}
+	if !widen {
+		// Containers started from now on fall back on the new pod-level limits.
+		r.plan.Pod.Spec.Resources = pod.Spec.Resources.DeepCopy()
+	}
 	return nil
 }
 
 // Resize writes the container cgroup's cpu and memory values for c's
-// resources as they are now (the container's other cgroup settings stay),
+// resources as they are now (its limits falling back on the pod-level ones) (the container's other cgroup settings stay),
 // as the kubelet's UpdateContainerResources does through the runtime.
-func (p *podContainer) Resize(c *corev1.Container) error {
+func (p *podContainer) Resize(c *corev1.Container, pod *corev1.ResourceRequirements) error {
 	cfg := p.rc.lc.Config()
 	if cfg.Cgroups == nil || cfg.Cgroups.Resources == nil {
 		return fmt.Errorf("container %s has no cgroup config", c.Name)
 	}
-	want := p.r.sb.cgroup.ContainerConfig(p.rc.id, cgroups.ContainerResources(c)).Resources
+	want := p.r.sb.cgroup.ContainerConfig(p.rc.id, cgroups.ContainerResources(c, pod)).Resources
 	got := cfg.Cgroups.Resources
 	if want.Memory > 0 && (got.Memory <= 0 || want.Memory < got.Memory) {
 		if err := belowUsage("container", p.rc.cgDir, want.Memory); err != nil {

@@ -8,8 +8,9 @@ import (
 )
 
 // A resize restarts a container only for a changed resource whose policy
-// says RestartContainer; a memory request alone restarts nothing
-// (computePodResizeAction).
+// says RestartContainer, a memory request too (computePodResizeAction,
+// Kubernetes 1.37); a container without limits of its own follows the
+// pod-level ones.
 func TestRestartOnResize(t *testing.T) {
 	res := func(cpuReq, cpuLim, memReq, memLim string) corev1.ResourceRequirements {
 		return corev1.ResourceRequirements{
@@ -28,15 +29,27 @@ func TestRestartOnResize(t *testing.T) {
 	}{
 		{"no policy", nil, res("15m", "25m", "15Mi", "25Mi"), false},
 		{"memory limit, RestartContainer", restartMemory, res("10m", "20m", "10Mi", "25Mi"), true},
-		{"memory request alone, RestartContainer", restartMemory, res("10m", "20m", "15Mi", "20Mi"), false},
+		{"memory request alone, RestartContainer", restartMemory, res("10m", "20m", "15Mi", "20Mi"), true},
 		{"cpu, memory RestartContainer", restartMemory, res("15m", "25m", "10Mi", "20Mi"), false},
 		{"cpu request, cpu RestartContainer", restartCPU, res("15m", "20m", "10Mi", "20Mi"), true},
 		{"same values written otherwise", restartCPU, res("0.01", "20m", "10Mi", "20Mi"), false},
 	} {
 		c := &corev1.Container{Name: "c", ResizePolicy: tc.policy, Resources: base}
-		if got := restartOnResize(c, tc.to); got != tc.want {
+		if got := restartOnResize(c, effectiveResources(nil, base), effectiveResources(nil, tc.to)); got != tc.want {
 			t.Errorf("%s: restartOnResize = %v, want %v", tc.name, got, tc.want)
 		}
+	}
+	// Pod-level limits: a container without a cpu limit has the pod's.
+	podRes := func(cpu string) *corev1.ResourceRequirements {
+		return &corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu)}}
+	}
+	c := &corev1.Container{Name: "c", ResizePolicy: restartCPU}
+	if !restartOnResize(c, effectiveResources(podRes("1"), c.Resources), effectiveResources(podRes("2"), c.Resources)) {
+		t.Error("a pod-level cpu limit change does not restart a container that falls back on it")
+	}
+	c.Resources.Limits = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m")}
+	if restartOnResize(c, effectiveResources(podRes("1"), c.Resources), effectiveResources(podRes("2"), c.Resources)) {
+		t.Error("a pod-level cpu limit change restarts a container with its own")
 	}
 }
 

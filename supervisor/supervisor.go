@@ -1252,12 +1252,12 @@ func (m *machine) podStatus() corev1.PodStatus {
 	s.ContainerStatuses = nil
 	for _, c := range m.inits {
 		st := *c.status.DeepCopy()
-		st.Resources = statusResources(c)
+		st.Resources, st.AllocatedResources = statusResources(c)
 		s.InitContainerStatuses = append(s.InitContainerStatuses, st)
 	}
 	for _, c := range m.apps {
 		st := *c.status.DeepCopy()
-		st.Resources = statusResources(c)
+		st.Resources, st.AllocatedResources = statusResources(c)
 		s.ContainerStatuses = append(s.ContainerStatuses, st)
 	}
 	s.EphemeralContainerStatuses = nil
@@ -1294,6 +1294,7 @@ func (m *machine) podStatus() corev1.PodStatus {
 			s.ContainerStatuses[i].Ready = false
 		}
 	}
+	s.Resources, s.AllocatedResources = podStatusResources(m.pod, s.Phase == corev1.PodRunning)
 	if m.evicted != "" && s.Phase == corev1.PodFailed {
 		s.Reason, s.Message = ReasonEvicted, m.evicted
 	}
