@@ -102,6 +102,7 @@ func TestHostnameAndDomain(t *testing.T) {
 	long := strings.Repeat("a", 62) + "-b"
 	override := "my.override"
 	badOverride := "Not_Valid"
+	longOverride := strings.Repeat("a", 62) + ".b"
 	yes := true
 	tests := []struct {
 		name        string
@@ -126,6 +127,8 @@ func TestHostnameAndDomain(t *testing.T) {
 		{name: "long pod name truncated", pod: pod(long, "ns", corev1.PodSpec{}), wantHost: strings.Repeat("a", 62), wantKernel: strings.Repeat("a", 62)},
 		{name: "hostnameOverride wins and has no domain", pod: pod("web", "ns", corev1.PodSpec{Hostname: "db", Subdomain: "svc1", HostnameOverride: &override}),
 			wantHost: "my.override", wantKernel: "my.override"},
+		{name: "hostnameOverride of 64 bytes cut to 63", pod: pod("web", "ns", corev1.PodSpec{HostnameOverride: &longOverride}),
+			wantHost: strings.Repeat("a", 62), wantKernel: strings.Repeat("a", 62)},
 		{name: "invalid hostnameOverride", pod: pod("web", "ns", corev1.PodSpec{HostnameOverride: &badOverride}), wantErr: true, wantKernErr: true},
 		{name: "invalid hostname", pod: pod("web", "ns", corev1.PodSpec{Hostname: "a.b"}), wantErr: true, wantKernErr: true},
 		{name: "invalid subdomain", pod: pod("web", "ns", corev1.PodSpec{Subdomain: "A_B"}), wantErr: true, wantKernErr: true},
@@ -162,7 +165,7 @@ func TestHostnameAndDomain(t *testing.T) {
 }
 
 func TestPodHostsOptions(t *testing.T) {
-	override := "over"
+	override, dotted := "over", "override.example.host"
 	tests := []struct {
 		name string
 		pod  corev1.Pod
@@ -172,6 +175,9 @@ func TestPodHostsOptions(t *testing.T) {
 			want: hostsPreamble + "10.87.0.9\tweb.s.ns.svc.cluster.local\tweb\n\n# Entries added by HostAliases.\n1.2.3.4\ta\n"},
 		{name: "hostnameOverride drops the domain", pod: pod("web", "ns", corev1.PodSpec{Subdomain: "s", HostnameOverride: &override}),
 			want: hostsPreamble + "10.87.0.9\tover\n"},
+		{name: "hostnameOverride with hostname and aliases", pod: pod("web", "ns", corev1.PodSpec{Hostname: "h", HostnameOverride: &dotted,
+			HostAliases: []corev1.HostAlias{{IP: "1.2.3.4", Hostnames: []string{"a"}}}}),
+			want: hostsPreamble + "10.87.0.9\toverride.example.host\n\n# Entries added by HostAliases.\n1.2.3.4\ta\n"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

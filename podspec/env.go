@@ -125,12 +125,16 @@ func containerHostname(pod *corev1.Pod, rt RuntimeInfo) string {
 }
 
 // PodHostname is the host name the kubelet gives a pod's sandbox
-// (GeneratePodHostNameAndDomain): spec.hostname or the pod name, cut to 63
-// characters without a trailing '-' or '.'. The FQDN form of
-// setHostnameAsFQDN needs a cluster domain and is not applied.
+// (GeneratePodHostNameAndDomain): spec.hostnameOverride, else spec.hostname,
+// else the pod name, cut to 63 characters without a trailing '-' or '.'.
+// The FQDN form of setHostnameAsFQDN needs a cluster domain and is not
+// applied (an override excludes it).
 func PodHostname(pod *corev1.Pod) string {
 	hostname := pod.Name
-	if pod.Spec.Hostname != "" {
+	switch {
+	case pod.Spec.HostnameOverride != nil:
+		hostname = *pod.Spec.HostnameOverride
+	case pod.Spec.Hostname != "":
 		hostname = pod.Spec.Hostname
 	}
 	const hostnameMaxLen = 63

@@ -157,6 +157,8 @@ func TestContainerEnvHostnames(t *testing.T) {
 		{"pod name", &corev1.Pod{ObjectMeta: objMeta("web")}, "HOSTNAME=web"},
 		{"spec.hostname", &corev1.Pod{ObjectMeta: objMeta("web"), Spec: corev1.PodSpec{Hostname: "db-0"}}, "HOSTNAME=db-0"},
 		{"long name cut to 63 without trailing dash", &corev1.Pod{ObjectMeta: objMeta(long)}, "HOSTNAME=" + strings.Repeat("a", 62)},
+		{"hostnameOverride wins over spec.hostname", &corev1.Pod{ObjectMeta: objMeta("web"), Spec: corev1.PodSpec{Hostname: "db-0", Subdomain: "s", HostnameOverride: ptr("override.example.host")}}, "HOSTNAME=override.example.host"},
+		{"hostnameOverride of 64 bytes cut to 63", &corev1.Pod{ObjectMeta: objMeta("web"), Spec: corev1.PodSpec{HostnameOverride: ptr(strings.Repeat("a", 62) + ".b")}}, "HOSTNAME=" + strings.Repeat("a", 62)},
 		{"host network uses the node name", &corev1.Pod{ObjectMeta: objMeta("web"), Spec: corev1.PodSpec{HostNetwork: true}}, "HOSTNAME=node-1"},
 	}
 	for _, tt := range tests {

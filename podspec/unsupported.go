@@ -36,7 +36,6 @@ var Unsupported = []UnsupportedField{
 	{Kind: "Pod", Path: "spec.resources.{requests,limits}", When: "hugepages-*", Reason: "pod-level hugepages are not supported; set them on the containers", match: hasHugePages},
 	{Kind: "Pod", Path: "spec.resourceClaims", Reason: "dynamic resource allocation needs a cluster"},
 	{Kind: "Pod", Path: "spec.schedulingGates", Reason: "there is no scheduler to remove the gates, the pod would never start"},
-	{Kind: "Pod", Path: "spec.hostnameOverride", Reason: "alpha field (HostnameOverride)"},
 	{Kind: "Pod", Path: "spec.schedulingGroup", Reason: "alpha field, needs the scheduler"},
 	{Kind: "Pod", Path: "spec.evictionResponders", Reason: "alpha field, needs the eviction API"},
 	{Kind: "Pod", Path: "spec.securityContext.windowsOptions.hostProcess", When: "true", Reason: "Windows HostProcess containers", match: boolIs(true)},

@@ -114,6 +114,28 @@ func validateDNS1123Label(value string, fldPath *field.Path) field.ErrorList {
 	return errs
 }
 
+// validatePodHostName is the API server's validatePodHostName: a
+// hostnameOverride (KEP-4762) is the whole UTS hostname, so it excludes
+// setHostnameAsFQDN and the host's network, and must be a DNS subdomain of
+// at most 64 bytes.
+func validatePodHostName(spec *corev1.PodSpec, fldPath *field.Path) field.ErrorList {
+	if spec.HostnameOverride == nil {
+		return nil
+	}
+	var errs field.ErrorList
+	p := fldPath.Child("hostnameOverride")
+	if spec.SetHostnameAsFQDN != nil && *spec.SetHostnameAsFQDN {
+		errs = append(errs, field.Forbidden(p, "may not be specified when setHostnameAsFQDN is true"))
+	}
+	if spec.HostNetwork {
+		errs = append(errs, field.Forbidden(p, "may not be specified when hostNetwork is true"))
+	}
+	if len(*spec.HostnameOverride) > 64 {
+		errs = append(errs, field.TooLong(p, "", 64))
+	}
+	return append(errs, validateDNS1123Subdomain(*spec.HostnameOverride, p)...)
+}
+
 func validateDNS1123Subdomain(value string, fldPath *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	for _, msg := range validation.IsDNS1123Subdomain(value) {
@@ -348,6 +370,7 @@ func validatePodSpec(spec *corev1.PodSpec, fldPath *field.Path) field.ErrorList 
 	errs = append(errs, validateTopologySpreadConstraints(spec.TopologySpreadConstraints, fldPath.Child("topologySpreadConstraints"))...)
 	errs = append(errs, validateWindowsHostProcessPod(spec, fldPath)...)
 	errs = append(errs, validateHostUsers(spec, fldPath)...)
+	errs = append(errs, validatePodHostName(spec, fldPath)...)
 	if spec.ServiceAccountName != "" {
 		errs = append(errs, validateNameFunc(apimachineryvalidation.ValidateServiceAccountName, spec.ServiceAccountName, fldPath.Child("serviceAccountName"))...)
 	}

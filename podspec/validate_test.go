@@ -383,6 +383,31 @@ func TestValidate(t *testing.T) {
 		}},
 		{name: "hostname and subdomain are DNS labels", mutate: func(p *corev1.Pod) { p.Spec.Hostname, p.Spec.Subdomain = "Web", "a.b" },
 			want: []string{`spec.hostname: Invalid value: "Web": ` + dns1123Label, `spec.subdomain: Invalid value: "a.b": must not contain dots`}},
+		// hostnameOverride (validatePodHostName); the e2e's "Not-RFC1123" value.
+		{name: "hostnameOverride a DNS subdomain", mutate: func(p *corev1.Pod) { p.Spec.HostnameOverride = ptr("override.example.host") }},
+		{name: "hostnameOverride with hostname and subdomain", mutate: func(p *corev1.Pod) {
+			p.Spec.Hostname, p.Spec.Subdomain, p.Spec.HostnameOverride = "custom-host", "t", ptr("override-host")
+		}},
+		{name: "hostnameOverride not RFC 1123", mutate: func(p *corev1.Pod) { p.Spec.HostnameOverride = ptr("Not-RFC1123") },
+			want: []string{`spec.hostnameOverride: Invalid value: "Not-RFC1123": ` + dns1123Subdomain}},
+		{name: "hostnameOverride empty", mutate: func(p *corev1.Pod) { p.Spec.HostnameOverride = ptr("") },
+			want: []string{`spec.hostnameOverride: Invalid value: "": ` + dns1123Subdomain}},
+		{name: "hostnameOverride with setHostnameAsFQDN", mutate: func(p *corev1.Pod) {
+			p.Spec.HostnameOverride, p.Spec.SetHostnameAsFQDN = ptr("override-host"), ptr(true)
+		}, want: []string{`spec.hostnameOverride: Forbidden: may not be specified when setHostnameAsFQDN is true`}},
+		{name: "hostnameOverride with setHostnameAsFQDN false", mutate: func(p *corev1.Pod) {
+			p.Spec.HostnameOverride, p.Spec.SetHostnameAsFQDN = ptr("override-host"), ptr(false)
+		}},
+		{name: "hostnameOverride with hostNetwork", mutate: func(p *corev1.Pod) {
+			p.Spec.HostnameOverride, p.Spec.HostNetwork = ptr("override-host"), true
+		}, want: []string{`spec.hostnameOverride: Forbidden: may not be specified when hostNetwork is true`}},
+		{name: "hostnameOverride of 64 bytes", mutate: func(p *corev1.Pod) {
+			p.Spec.HostnameOverride = ptr(strings.Repeat("a", 31) + "." + strings.Repeat("b", 32))
+		}},
+		{name: "hostnameOverride over 64 bytes", mutate: func(p *corev1.Pod) {
+			p.Spec.HostnameOverride = ptr(strings.Repeat("a", 32) + "." + strings.Repeat("b", 32))
+		},
+			want: []string{`spec.hostnameOverride: Too long: may not be more than 64 bytes`}},
 		{name: "serviceAccountName and nodeName", mutate: func(p *corev1.Pod) { p.Spec.ServiceAccountName, p.Spec.NodeName = "SA", "Node_1" },
 			want: []string{`spec.serviceAccountName: Invalid value: "SA": ` + dns1123Subdomain, `spec.nodeName: Invalid value: "Node_1": ` + dns1123Subdomain}},
 		{name: "labels and annotations", mutate: func(p *corev1.Pod) {

@@ -220,7 +220,12 @@ func TestEndpointSlices(t *testing.T) {
 		pod("eeeee", true, func(p *corev1.Pod) { p.Status.PodIP = "" }),
 		pod("ffffff", true, func(p *corev1.Pod) { p.Namespace = "other" }),
 		pod("ggggggg", true, func(p *corev1.Pod) { p.Labels = map[string]string{"app": "db"} }),
-		pod("hh", true, func(p *corev1.Pod) { p.Spec.Hostname = "h0"; p.Spec.Subdomain = "web"; p.Status.PodIP = "10.215.0.100" }),
+		// The endpoint's hostname is spec.hostname (ShouldSetHostname), a
+		// hostnameOverride notwithstanding: it only names the pod's UTS host.
+		pod("hh", true, func(p *corev1.Pod) {
+			o := "h0-override"
+			p.Spec.Hostname, p.Spec.Subdomain, p.Spec.HostnameOverride, p.Status.PodIP = "h0", "web", &o, "10.215.0.100"
+		}),
 		pod("no-port", true, func(p *corev1.Pod) { p.Spec.Containers[0].Ports = nil; p.Status.PodIP = "10.215.0.101" }),
 	}
 	view := func(s *corev1.Service) ([]epView, []string) {
