@@ -349,13 +349,18 @@ func AdmitDefaultTolerationSeconds(pod *corev1.Pod) {
 // ptrTo returns a pointer to a copy of v.
 func ptrTo[T any](v T) *T { return &v }
 
-// defaultPodRequests is SetDefaults_Pod's defaultPodRequests (feature
-// PodLevelResources): once spec.resources sets limits, a pod-level request it
-// does not set becomes the containers' aggregate request for that resource,
-// or, when no container requests it, the pod-level limit.
+// defaultPodRequests is the API server's DefaultPodLevelResources
+// (PodLevelResourcesFixDefaulting, beta and on since Kubernetes 1.37) for
+// cpu and memory, the pod-level resources podrun takes: once spec.resources
+// sets requests or limits, a pod-level request it does not set becomes the
+// containers' aggregate request for that resource, or, when no container
+// requests it, the pod-level limit; then a pod-level limit it does not set,
+// for a resource that every container (init and sidecar too) limits,
+// becomes the containers' aggregate limit, or the pod-level request when
+// that is higher.
 func defaultPodRequests(pod *corev1.Pod) {
 	r := pod.Spec.Resources
-	if r == nil || len(r.Limits) == 0 {
+	if r == nil || len(r.Requests) == 0 && len(r.Limits) == 0 {
 		return
 	}
 	reqs := r.Requests
@@ -376,4 +381,35 @@ func defaultPodRequests(pod *corev1.Pod) {
 	if len(reqs) > 0 {
 		r.Requests = reqs
 	}
+	// defaultPodLevelLimits.
+	limits := aggregate(pod, func(c *corev1.Container) corev1.ResourceList { return c.Resources.Limits })
+	for name, req := range r.Requests {
+		if _, ok := r.Limits[name]; ok || !isPodLevelResource(name) || !everyContainerLimits(pod, name) {
+			continue
+		}
+		lim, ok := limits[name]
+		if !ok {
+			continue
+		}
+		if req.Cmp(lim) > 0 {
+			lim = req.DeepCopy()
+		}
+		if r.Limits == nil {
+			r.Limits = corev1.ResourceList{}
+		}
+		r.Limits[name] = lim
+	}
+}
+
+// everyContainerLimits: every init and app container sets a limit for name
+// (aggregateContainerLimits' filter).
+func everyContainerLimits(pod *corev1.Pod, name corev1.ResourceName) bool {
+	for _, list := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
+		for i := range list {
+			if _, ok := list[i].Resources.Limits[name]; !ok {
+				return false
+			}
+		}
+	}
+	return true
 }

@@ -197,7 +197,9 @@ func QOSClass(pod *corev1.Pod) corev1.PodQOSClass {
 		}
 		return found[corev1.ResourceCPU] && found[corev1.ResourceMemory]
 	}
-	if pod.Spec.Resources != nil {
+	// An empty spec.resources leaves the containers' (IsPodLevelResourcesSet,
+	// PodLevelResourcesFixKubeletQOSClass, beta and on since 1.37).
+	if podLevel(pod, false) != nil || podLevel(pod, true) != nil {
 		add(requests, pod.Spec.Resources.Requests)
 		if len(pod.Spec.Resources.Limits) > 0 && !add(limits, pod.Spec.Resources.Limits) {
 			guaranteed = false

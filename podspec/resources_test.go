@@ -270,12 +270,32 @@ func TestPodLevelResources(t *testing.T) {
 			cpuDeclared: true, memDecl: true, qos: corev1.PodQOSBurstable,
 		},
 		{
-			name:       "requests only: no limit for the pod cgroup, Burstable whatever the containers",
+			// PodLevelResourcesFixDefaulting (beta in 1.37): pod-level
+			// requests alone default the other requests from the
+			// containers, and limits every container declares become the
+			// pod's.
+			name:       "requests only: the rest defaulted from the containers",
 			pod:        corev1.ResourceRequirements{Requests: rl("memory=64Mi")},
 			containers: []corev1.Container{ctr("a", rl("cpu=1", "memory=64Mi"), rl("cpu=1", "memory=64Mi"))},
-			requests:   "memory=64Mi", limits: "",
+			requests:   "cpu=1 memory=64Mi", limits: "cpu=1 memory=64Mi",
 			effReqs: "cpu=1 memory=64Mi", effLims: "cpu=1 memory=64Mi",
-			cpuDeclared: true, memDecl: true, qos: corev1.PodQOSBurstable,
+			cpuDeclared: true, memDecl: true, qos: corev1.PodQOSGuaranteed,
+		},
+		{
+			name:       "requests only, containers without limits: no pod-level limit",
+			pod:        corev1.ResourceRequirements{Requests: rl("memory=64Mi")},
+			containers: []corev1.Container{ctr("a", rl("cpu=100m"), nil)},
+			requests:   "cpu=100m memory=64Mi", limits: "",
+			effReqs: "cpu=100m memory=64Mi", effLims: "",
+			cpuDeclared: false, memDecl: false, qos: corev1.PodQOSBurstable,
+		},
+		{
+			name:       "a pod-level request above the containers' limits raises the defaulted limit",
+			pod:        corev1.ResourceRequirements{Requests: rl("cpu=2")},
+			containers: []corev1.Container{ctr("a", rl("cpu=1"), rl("cpu=1"))},
+			requests:   "cpu=2", limits: "cpu=2",
+			effReqs: "cpu=2", effLims: "cpu=2",
+			cpuDeclared: true, memDecl: false, qos: corev1.PodQOSBurstable,
 		},
 		{
 			name:       "a memory limit only: cpu from the containers",
@@ -324,5 +344,16 @@ func TestPodLevelResources(t *testing.T) {
 		if err != nil || got != want.value {
 			t.Errorf("%s of %s: %q %v, want %q", want.res, want.container, got, err, want.value)
 		}
+	}
+}
+
+// An empty spec.resources (no cpu or memory set) leaves the QoS class to the
+// containers (PodLevelResourcesFixKubeletQOSClass).
+func TestQOSClassWithEmptyPodLevelResources(t *testing.T) {
+	q := resource.MustParse("100m")
+	pod := &corev1.Pod{Spec: corev1.PodSpec{Resources: &corev1.ResourceRequirements{}, Containers: []corev1.Container{{Name: "a",
+		Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: q}}}}}}
+	if got := QOSClass(pod); got != corev1.PodQOSBurstable {
+		t.Fatalf("QOSClass = %s, want Burstable from the container", got)
 	}
 }
