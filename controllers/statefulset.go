@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/podrun/podrun/podspec"
 	"github.com/podrun/podrun/store"
@@ -217,12 +218,44 @@ func syncStatefulSet(c *Context, obj store.Object) error {
 			break
 		}
 	}
-	// Rolling update: the highest pod of an old revision, once all are Ready.
-	if set.Spec.UpdateStrategy.Type == appsv1.RollingUpdateStatefulSetStrategyType && healthy && len(condemned) == 0 && len(live) == replicas {
-		for i := start + replicas - 1; i >= start+partition; i-- {
-			if p := live[i]; p != nil && p.Labels[appsv1.StatefulSetRevisionLabel] != revision {
+	// Rolling update (updateStatefulSetAfterInvariantEstablished with
+	// MaxUnavailableStatefulSet, beta and on since Kubernetes 1.37): pods of
+	// an old revision are deleted highest ordinal first, as many as
+	// maxUnavailable leaves room for once the unavailable ones (not Ready
+	// for minReadySeconds, or going away) are counted; under OrderedReady
+	// only once every pod is Running and Ready, under Parallel the old
+	// revision's unavailable pods first, then available ones within the budget.
+	if set.Spec.UpdateStrategy.Type == appsv1.RollingUpdateStatefulSetStrategyType && len(condemned) == 0 && (healthy && len(live) == replicas || !ordered) {
+		maxUnavailable := statefulSetMaxUnavailable(set, replicas)
+		old := func(p *corev1.Pod) bool { return p.Labels[appsv1.StatefulSetRevisionLabel] != revision }
+		unavailable, needing := 0, 0
+		isUnavailable := func(i int) bool {
+			p := live[i]
+			return p == nil || terminating[i] || !(IsPodReady(p) && c.IsPodAvailable(p, set.Spec.MinReadySeconds))
+		}
+		for i := start; i < start+replicas; i++ {
+			if isUnavailable(i) {
+				unavailable++
+				if p := live[i]; !ordered && p != nil && old(p) && !terminating[i] {
+					needing++
+				}
+			}
+		}
+		budget := maxUnavailable - unavailable
+		if !ordered && needing > 0 {
+			// Phase 1: the old revision's pods that are unavailable anyway.
+			for i := start + replicas - 1; i >= start+partition; i-- {
+				if p := live[i]; p != nil && old(p) && !terminating[i] && isUnavailable(i) {
+					c.DeletePod(p, set.UID, false)
+					terminating[i] = true
+				}
+			}
+		}
+		for i := start + replicas - 1; i >= start+partition && budget > 0; i-- {
+			if p := live[i]; p != nil && old(p) && !terminating[i] && (ordered || !isUnavailable(i)) {
 				c.DeletePod(p, set.UID, false)
-				break
+				terminating[i] = true
+				budget--
 			}
 		}
 	}
@@ -357,4 +390,19 @@ func (c *Context) collectClaims() {
 			_ = c.L.Remove(store.ClaimKind, o.GetNamespace(), o.GetName())
 		}
 	}
+}
+
+// statefulSetMaxUnavailable is getStatefulSetMaxUnavailable: the rolling
+// update's maxUnavailable (default 1) scaled to the replicas, rounded down,
+// at least 1.
+func statefulSetMaxUnavailable(set *appsv1.StatefulSet, replicas int) int {
+	v := intstr.FromInt32(1)
+	if ru := set.Spec.UpdateStrategy.RollingUpdate; ru != nil && ru.MaxUnavailable != nil {
+		v = *ru.MaxUnavailable
+	}
+	n, err := intstr.GetScaledValueFromIntOrPercent(&v, replicas, false)
+	if err != nil || n < 1 {
+		return 1
+	}
+	return n
 }

@@ -676,3 +676,66 @@ func TestE2EAppsJobPerIndexBackoffAndSuccessPolicy(t *testing.T) {
 		t.Errorf("apply of maxFailedIndexes without backoffLimitPerIndex: %s", r)
 	}
 }
+
+// statefulset.go "should perform rolling updates with maxUnavailable"
+// (MaxUnavailableStatefulSet, beta and on since Kubernetes 1.37): an
+// OrderedReady set of 4 with maxUnavailable 2 replaces two pods at a time,
+// highest ordinals first, and never has more than two unavailable; the
+// default is 1, as the API server fills it in.
+func TestE2EAppsStatefulSetMaxUnavailable(t *testing.T) {
+	e := newEnv(t)
+	e.deleteAtEnd("statefulset/ss")
+	set := func(version string) string {
+		m := strings.Replace(e2eSet("{type: RollingUpdate, rollingUpdate: {maxUnavailable: 2}}", version), "  replicas: 2\n  podManagementPolicy: Parallel\n", "  replicas: 4\n", 1)
+		return strings.Replace(m, "        command:", "        readinessProbe: {exec: {command: ['true']}, periodSeconds: 1}\n        command:", 1)
+	}
+	e.mustFail(failure{[]string{"apply", "-f", e.manifest(strings.Replace(set("1"), "maxUnavailable: 2", "maxUnavailable: 0", 1))}, 2,
+		"spec.updateStrategy.rollingUpdate.maxUnavailable: Invalid value: \"0\": cannot be 0"})
+	e.apply(set("1"))
+	e.must("rollout", "status", "statefulset/ss", "--timeout", "2m")
+	rev1 := e.statefulSet("ss").Status.UpdateRevision
+	e.apply(set("2"))
+	// Watch the rollout: at most 2 pods unavailable at any time, and 2 at once.
+	most := 0
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		pods := e.podsOf("app=ss")
+		unavailable, updated := 4-len(pods), 0
+		for _, p := range pods {
+			ready := false
+			for _, c := range p.Status.Conditions {
+				ready = ready || c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue
+			}
+			if !ready || p.DeletionTimestamp != nil {
+				unavailable++
+			} else if p.Labels[appsv1.StatefulSetRevisionLabel] != rev1 {
+				updated++
+			}
+		}
+		most = max(most, unavailable)
+		if updated == 4 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("rollout not done after 2m: %d updated", updated)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if most > 2 {
+		t.Errorf("%d pods unavailable at once, maxUnavailable is 2", most)
+	}
+	if most < 2 {
+		t.Errorf("at most %d pod unavailable at once: the update did not use maxUnavailable 2", most)
+	}
+	s := e.statefulSet("ss")
+	if s.Status.UpdatedReplicas != 4 || s.Status.CurrentRevision != s.Status.UpdateRevision {
+		t.Errorf("status %+v", s.Status)
+	}
+	if got := e.must("get", "sts", "ss", "-o", "jsonpath={.spec.updateStrategy.rollingUpdate.maxUnavailable}").stdout; got != "2" {
+		t.Errorf("maxUnavailable %q", got)
+	}
+	e.apply(strings.Replace(set("2"), "{type: RollingUpdate, rollingUpdate: {maxUnavailable: 2}}", "{type: RollingUpdate}", 1))
+	if got := e.must("get", "sts", "ss", "-o", "jsonpath={.spec.updateStrategy.rollingUpdate.maxUnavailable}").stdout; got != "1" {
+		t.Errorf("defaulted maxUnavailable %q, want 1", got)
+	}
+}

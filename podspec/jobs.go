@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
@@ -159,6 +160,11 @@ func SetStatefulSetDefaults(o *appsv1.StatefulSet) {
 		}
 		if s.UpdateStrategy.RollingUpdate.Partition == nil {
 			s.UpdateStrategy.RollingUpdate.Partition = int32p(0)
+		}
+		// MaxUnavailableStatefulSet (beta and on since Kubernetes 1.37).
+		if s.UpdateStrategy.RollingUpdate.MaxUnavailable == nil {
+			one := intstr.FromInt32(1)
+			s.UpdateStrategy.RollingUpdate.MaxUnavailable = &one
 		}
 	}
 	if s.PersistentVolumeClaimRetentionPolicy == nil {

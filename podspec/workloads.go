@@ -233,6 +233,17 @@ func validateWorkload(w *Workload) field.ErrorList {
 		if ru := o.Spec.UpdateStrategy.RollingUpdate; ru != nil && ru.Partition != nil {
 			errs = append(errs, validateNonnegative(int64(*ru.Partition), spec.Child("updateStrategy", "rollingUpdate", "partition"))...)
 		}
+		// validateRollingUpdateStatefulSet (MaxUnavailableStatefulSet).
+		if ru := o.Spec.UpdateStrategy.RollingUpdate; ru != nil && ru.MaxUnavailable != nil {
+			p := spec.Child("updateStrategy", "rollingUpdate", "maxUnavailable")
+			if err := validIntOrPercent(ru.MaxUnavailable); err != "" {
+				errs = append(errs, field.Invalid(p, ru.MaxUnavailable.String(), err))
+			} else if isZero(ru.MaxUnavailable) {
+				errs = append(errs, field.Invalid(p, ru.MaxUnavailable.String(), "cannot be 0"))
+			} else if v, err := intstr.GetScaledValueFromIntOrPercent(ru.MaxUnavailable, 100, false); err == nil && ru.MaxUnavailable.Type == intstr.String && v > 100 {
+				errs = append(errs, field.Invalid(p, ru.MaxUnavailable.String(), "must not be greater than 100%"))
+			}
+		}
 		if o.Spec.ServiceName != "" {
 			for _, msg := range validation.IsDNS1123Label(o.Spec.ServiceName) {
 				errs = append(errs, field.Invalid(spec.Child("serviceName"), o.Spec.ServiceName, msg))
