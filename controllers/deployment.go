@@ -665,6 +665,7 @@ func DeploymentStatus(d *appsv1.Deployment, all []*appsv1.ReplicaSet, newRS *app
 		st.UpdatedReplicas = newRS.Status.Replicas
 	}
 	st.UnavailableReplicas = max(specReplicas(all)-st.AvailableReplicas, 0)
+	st.TerminatingReplicas = terminatingReplicas(all)
 	return st
 }
 
@@ -802,4 +803,21 @@ func claimReplicaSets(c *Context, d *appsv1.Deployment, objs []store.Object) err
 		c.Log.Info("claimed replica set", "replicaset", rs.Namespace+"/"+rs.Name, "deployment", d.Name, "adopted", ref == nil)
 	}
 	return nil
+}
+
+// terminatingReplicas is GetTerminatingReplicaCountForReplicaSets: the sum
+// of the ReplicaSets' terminatingReplicas, nil when one the controller has
+// synced does not report it.
+func terminatingReplicas(all []*appsv1.ReplicaSet) *int32 {
+	n := int32(0)
+	for _, rs := range all {
+		switch {
+		case rs == nil, rs.Status.ObservedGeneration == 0 && rs.Status.TerminatingReplicas == nil:
+		case rs.Status.TerminatingReplicas == nil:
+			return nil
+		default:
+			n += *rs.Status.TerminatingReplicas
+		}
+	}
+	return &n
 }

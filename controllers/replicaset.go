@@ -96,6 +96,16 @@ func remove(pods []*corev1.Pod, uid types.UID) []*corev1.Pod {
 // replicaSetStatus is calculateStatus (replica_set_utils.go).
 func (c *Context) replicaSetStatus(rs *appsv1.ReplicaSet, active []*corev1.Pod) appsv1.ReplicaSetStatus {
 	st := appsv1.ReplicaSetStatus{Replicas: int32(len(active)), ObservedGeneration: rs.Generation}
+	// terminatingReplicas (DeploymentReplicaSetTerminatingReplicas, beta and
+	// on since 1.35): its pods going away that have not finished
+	// (controller.CountTerminatingPods).
+	terminating := int32(0)
+	for _, p := range c.AllOwnedPods(rs.UID) {
+		if (p.DeletionTimestamp != nil || c.ctrl.isDeleting(p.UID)) && p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
+			terminating++
+		}
+	}
+	st.TerminatingReplicas = &terminating
 	tmplLabels := labels.Set(rs.Spec.Template.Labels).AsSelectorPreValidated()
 	for _, p := range active {
 		if tmplLabels.Matches(labels.Set(p.Labels)) {

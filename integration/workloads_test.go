@@ -270,6 +270,12 @@ func TestDeploymentPodsNamesLabelsOwnersAndScale(t *testing.T) {
 	e.waitPods("app=web", time.Minute, "3 running", running(3))
 	e.must("scale", "deploy", "web", "--replicas", "1")
 	e.waitPods("app=web", time.Minute, "1 running", running(1))
+	// status.terminatingReplicas (DeploymentReplicaSetTerminatingReplicas):
+	// the pods going away, 0 once they are gone, on the ReplicaSet and the
+	// Deployment.
+	for _, target := range []string{"deployment/web", "rs/" + rs.Name} {
+		e.eventually("0", false, "get", target, "-o", "jsonpath={.status.terminatingReplicas}")
+	}
 
 	r = e.must("delete", "deployment", "web")
 	if !strings.Contains(r.stdout, `deployment.apps "web" deleted`) {
