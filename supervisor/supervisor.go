@@ -13,6 +13,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/podrun/podrun/internal/crashpoint"
+	"github.com/podrun/podrun/store"
 	"github.com/podrun/podrun/supervisor/probe"
 )
 
@@ -255,6 +256,13 @@ func (m *machine) restore(prev corev1.PodStatus) {
 		return
 	}
 	m.status.StartTime = prev.StartTime // activeDeadlineSeconds counts from the first start
+	// The kubelet's old status: its conditions keep their transition times,
+	// and Initialized stays True while the init containers run again.
+	for _, c := range prev.Conditions {
+		if store.PodConditionByKubelet(c.Type) && c.Type != corev1.PodResizePending && c.Type != corev1.PodResizeInProgress {
+			m.status.Conditions = append(m.status.Conditions, c)
+		}
+	}
 	now := metav1.NewTime(m.clock.Now())
 	all := append(append([]corev1.ContainerStatus{}, prev.InitContainerStatuses...), prev.ContainerStatuses...)
 	for _, c := range append(append([]*ctr{}, m.inits...), m.apps...) {

@@ -742,6 +742,7 @@ func TestRestoreRunsAnAlwaysPodAgainAndFailsANeverPod(t *testing.T) {
 			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0, Reason: ReasonCompleted}}}},
 		ContainerStatuses: []corev1.ContainerStatus{{Name: "app", RestartCount: 2,
 			State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: started}}}},
+		Conditions: []corev1.PodCondition{{Type: corev1.PodInitialized, Status: corev1.ConditionTrue, LastTransitionTime: started}},
 	}
 	for _, policy := range []corev1.RestartPolicy{corev1.RestartPolicyAlways, corev1.RestartPolicyNever} {
 		t.Run(string(policy), func(t *testing.T) {
@@ -765,6 +766,11 @@ func TestRestoreRunsAnAlwaysPodAgainAndFailsANeverPod(t *testing.T) {
 			}
 			if got := r.startOrder(); !slices.Equal(got, []string{"init"}) {
 				t.Fatalf("started %v, want the init container first", got)
+			}
+			// The old status's Initialized (True, as the app had run) stays
+			// True while the init container runs again, with its time.
+			if c := h.cond(corev1.PodInitialized); c.Status != corev1.ConditionTrue || !c.LastTransitionTime.Equal(&started) {
+				t.Fatalf("Initialized %+v while the init container runs again", c)
 			}
 			h.exit("init", 0)
 			h.step(statusSyncPeriod)
