@@ -54,10 +54,17 @@ func (p *Plan) ContainerEnv(c *corev1.Container, imageEnv []string, rt RuntimeIn
 	if err != nil {
 		return nil, err
 	}
+	return p.MergeEnv(podEnv, imageEnv, rt), nil
+}
+
+// MergeEnv is ContainerEnv from podEnv, the container's PodEnv: a caller
+// that needs both resolves the pod's variables (and reads fileKeyRef's
+// files) once, as the kubelet does.
+func (p *Plan) MergeEnv(podEnv, imageEnv []string, rt RuntimeInfo) []string {
 	env := []string{DefaultPathEnv}
 	env = replaceOrAppendEnv(env, []string{"HOSTNAME=" + containerHostname(p.Pod, rt)})
 	env = replaceOrAppendEnv(env, append(append([]string{}, imageEnv...), podEnv...))
-	return dedupEnvKeepLast(env), nil
+	return dedupEnvKeepLast(env)
 }
 
 // replaceOrAppendEnv is containerd's replaceOrAppendEnvValues: entries of
