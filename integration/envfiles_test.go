@@ -359,4 +359,13 @@ func TestEnvFilesEphemeral(t *testing.T) {
 		return s.Running != nil || s.Terminated != nil
 	})
 	e.eventually("CONFIG_EPH_MAIN=ephemeral", true, "logs", pod, "-c", "debugger")
+
+	// One whose key is missing waits as the others do.
+	missing := strings.NewReplacer(`"name":"debugger"`, `"name":"debugger-missing"`, "VOLUME", "config", `"key":"CONFIG_EPH"`, `"key":"NOPE"`).Replace(debugger)
+	e.must("patch", "pod", pod, "--subresource", "ephemeralcontainers", "-p",
+		`{"spec":{"ephemeralContainers":[`+strings.Replace(debugger, "VOLUME", "config", 1)+`,`+missing+`]}}`)
+	s := e.waitContainer(pod, "debugger-missing")
+	if w := s.State.Waiting; w == nil || w.Reason != "CreateContainerConfigError" || !strings.HasPrefix(w.Message, `environment variable key "NOPE" not found in file "`) {
+		t.Errorf("debugger-missing: %+v, want CreateContainerConfigError", s.State)
+	}
 }
