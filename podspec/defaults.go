@@ -126,6 +126,9 @@ func defaultContainer(c *corev1.Container) {
 		if vf := c.Env[i].ValueFrom; vf != nil && vf.FieldRef != nil {
 			defaultFieldSelector(vf.FieldRef)
 		}
+		if vf := c.Env[i].ValueFrom; vf != nil && vf.FileKeyRef != nil && vf.FileKeyRef.Optional == nil {
+			vf.FileKeyRef.Optional = ptrTo(false) // +default=false
+		}
 	}
 	roundUpToMilli(c.Resources.Limits)
 	roundUpToMilli(c.Resources.Requests)

@@ -8,9 +8,11 @@ import (
 	"strconv"
 	"strings"
 
+	securejoin "github.com/cyphar/filepath-securejoin"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 // RuntimeInfo is what the node knows about a running pod, for the downward API.
@@ -33,6 +35,10 @@ type RuntimeInfo struct {
 	// (services.EnvVars, the kubelet's getServiceEnvVarMap); nil when the
 	// host has no Services.
 	ServiceEnv map[string]string
+	// VolumePaths are the host directories of the pod's volumes by name,
+	// where fileKeyRef reads its env files (the kubelet's podVolumes and
+	// volumeutil.GetPath); nil before the volumes are set up.
+	VolumePaths map[string]string
 }
 
 // DefaultPathEnv is the PATH containerd gives a container whose image sets none.
@@ -48,10 +54,17 @@ func (p *Plan) ContainerEnv(c *corev1.Container, imageEnv []string, rt RuntimeIn
 	if err != nil {
 		return nil, err
 	}
+	return p.MergeEnv(podEnv, imageEnv, rt), nil
+}
+
+// MergeEnv is ContainerEnv from podEnv, the container's PodEnv: a caller
+// that needs both resolves the pod's variables (and reads fileKeyRef's
+// files) once, as the kubelet does.
+func (p *Plan) MergeEnv(podEnv, imageEnv []string, rt RuntimeInfo) []string {
 	env := []string{DefaultPathEnv}
 	env = replaceOrAppendEnv(env, []string{"HOSTNAME=" + containerHostname(p.Pod, rt)})
 	env = replaceOrAppendEnv(env, append(append([]string{}, imageEnv...), podEnv...))
-	return dedupEnvKeepLast(env), nil
+	return dedupEnvKeepLast(env)
 }
 
 // replaceOrAppendEnv is containerd's replaceOrAppendEnvValues: entries of
@@ -164,6 +177,8 @@ func (e *envList) set(k, v string) {
 // from the manifest's ConfigMaps and Secrets. Variables keep the position of
 // their first definition. The service variables of rt.ServiceEnv can be
 // referenced and are added last (sorted), except those the pod defines.
+// A fileKeyRef reads its file now (FileKeyRefValue), so that a container
+// sees what the containers before it wrote.
 // An error is the kubelet's own, which becomes the container's
 // CreateContainerConfigError message: "couldn't find key K in ConfigMap
 // NS/NAME", or the ConfigMap and Secret managers' NotFound (`configmap "NAME"
@@ -278,7 +293,9 @@ func (p *Plan) PodEnv(c *corev1.Container, rt RuntimeInfo) ([]string, error) {
 				}
 				val = string(b)
 			case vf.FileKeyRef != nil:
-				err = fmt.Errorf("fileKeyRef is not supported by podrun")
+				val, err = FileKeyRefValue(pod, c, vf.FileKeyRef, rt)
+				// "" without an error is an optional key that is missing.
+				skip = err == nil && val == ""
 			}
 			if err != nil {
 				return nil, err
@@ -304,6 +321,61 @@ func (p *Plan) PodEnv(c *corev1.Container, rt RuntimeInfo) ([]string, error) {
 		out = append(out, k+"="+rt.ServiceEnv[k])
 	}
 	return out, nil
+}
+
+// FileKeyRefValue is the value of a fileKeyRef as the kubelet's
+// makeEnvironmentVariables reads it: the volume must be one the kubelet has
+// mounted, which is one some container mounts (c, or any of the pod's: the
+// volume manager's desired_state_of_world_populator skips the others), the
+// path is joined to its host directory with securejoin.SecureJoin (a
+// symlink in the volume stays inside it), and the file is parsed with
+// ParseEnvFile. A file that cannot be opened or parsed is the kubelet's
+// "couldn't parse env file" (it logs the cause), whether optional or not; a
+// key that is missing or empty is an error unless optional, when "" and no
+// error are returned.
+func FileKeyRefValue(pod *corev1.Pod, c *corev1.Container, ref *corev1.FileKeySelector, rt RuntimeInfo) (string, error) {
+	dir, ok := rt.VolumePaths[ref.VolumeName]
+	if !ok || !volumeMounted(pod, c, ref.VolumeName) {
+		return "", fmt.Errorf("cannot find the volume %q referenced by FileKeyRef", ref.VolumeName)
+	}
+	path, err := securejoin.SecureJoin(dir, ref.Path)
+	if err != nil {
+		return "", err
+	}
+	val, err := ParseEnvFile(path, ref.Key)
+	if err != nil {
+		return "", envFileError{err}
+	}
+	if val == "" && (ref.Optional == nil || !*ref.Optional) {
+		return "", fmt.Errorf("environment variable key %q not found in file %q", ref.Key, path)
+	}
+	return val, nil
+}
+
+// envFileError is the kubelet's message for an env file it cannot read or
+// parse, which keeps the cause to itself (the kubelet logs it); Unwrap
+// gives it.
+type envFileError struct{ err error }
+
+func (e envFileError) Error() string { return "couldn't parse env file" }
+func (e envFileError) Unwrap() error { return e.err }
+
+// volumeMounted says whether c or any container of pod mounts the volume
+// name (pkg/volume/util GetPodVolumeNames).
+func volumeMounted(pod *corev1.Pod, c *corev1.Container, name string) bool {
+	mounts := func(c *corev1.Container) bool {
+		for _, m := range c.VolumeMounts {
+			if m.Name == name {
+				return true
+			}
+		}
+		return false
+	}
+	found := mounts(c)
+	visitContainers(&pod.Spec, field.NewPath("spec"), func(c *corev1.Container, _ *field.Path) {
+		found = found || mounts(c)
+	})
+	return found
 }
 
 // FieldRefValue is the value of a downward API fieldRef (apiVersion v1) as

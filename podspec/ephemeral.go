@@ -105,6 +105,8 @@ func DiffEphemeralContainers(old, updated *corev1.Pod) ([]string, error) {
 	}
 	hostUsers := spec.HostUsers == nil || *spec.HostUsers
 	errs := validateEphemeralContainers(spec.EphemeralContainers, spec.Containers, spec.InitContainers, vols, claims, ecPath, spec.RestartPolicy, hostUsers)
+	// ValidatePodSpec's last check, of the new ephemeral containers too.
+	errs = append(errs, validateFileKeyRefVolumes(&spec, specPath)...)
 	// Only the ephemeral containers' rows of Unsupported: the rest of the
 	// pod was checked when it was created.
 	for _, e := range CheckUnsupported(&corev1.Pod{Spec: corev1.PodSpec{EphemeralContainers: spec.EphemeralContainers}}) {

@@ -14,6 +14,10 @@ func debugContainer(name string) corev1.EphemeralContainer {
 	return corev1.EphemeralContainer{EphemeralContainerCommon: corev1.EphemeralContainerCommon{Name: name, Image: "busybox:1.28"}}
 }
 
+func fileKeyEnv(volume string) []corev1.EnvVar {
+	return []corev1.EnvVar{{Name: "V", ValueFrom: &corev1.EnvVarSource{FileKeyRef: &corev1.FileKeySelector{VolumeName: volume, Path: "config.env", Key: "K"}}}}
+}
+
 // DiffEphemeralContainers follows ValidatePodEphemeralContainersUpdate and
 // validateEphemeralContainers: what may be added, and the API server's
 // messages for what may not.
@@ -71,6 +75,16 @@ func TestDiffEphemeralContainers(t *testing.T) {
 			`spec.ephemeralContainers[2].targetContainerName: Not found: "nope"`,
 			`spec.ephemeralContainers[2].volumeMounts[0].name: Not found: "missing"`,
 		}},
+		{name: "a fileKeyRef to an emptyDir", change: func(p *corev1.Pod) {
+			ec := debugContainer("d2")
+			ec.Env = fileKeyEnv("data")
+			p.Spec.EphemeralContainers = append(p.Spec.EphemeralContainers, ec)
+		}, added: []string{"d2"}},
+		{name: "a fileKeyRef to no volume of the pod", change: func(p *corev1.Pod) {
+			ec := debugContainer("d2")
+			ec.Env = fileKeyEnv("config")
+			p.Spec.EphemeralContainers = append(p.Spec.EphemeralContainers, ec)
+		}, err: []string{`spec.ephemeralContainers[1].env[0].valueFrom.fileKeyRef.volumeName: Not found: "config"`}},
 		{name: "what podrun cannot honour", change: func(p *corev1.Pod) {
 			ec := debugContainer("d2")
 			ec.VolumeMounts = []corev1.VolumeMount{volumeMount("data", "rel")}

@@ -49,7 +49,6 @@ var Unsupported = []UnsupportedField{
 	{Kind: "Pod", Path: "spec.volumes[*].projected.sources[*].{serviceAccountToken,clusterTrustBundle,podCertificate}", Reason: "needs the API server"},
 	{Kind: "Pod", Path: "spec.{initContainers,containers,ephemeralContainers}[*].volumeDevices", Reason: "raw block devices are not supported (claims are host directories)"},
 	{Kind: "Pod", Path: "spec.{initContainers,containers}[*].resources.claims", Reason: "dynamic resource allocation needs a cluster"},
-	{Kind: "Pod", Path: "spec.{initContainers,containers,ephemeralContainers}[*].env[*].valueFrom.fileKeyRef", Reason: "alpha field (EnvFiles)"},
 	{Kind: "Pod", Path: "spec.{initContainers,containers,ephemeralContainers}[*].volumeMounts[*].mountPath", When: "relative", Reason: "runc mounts at absolute paths only", match: relativePath},
 	{Kind: "Pod", Path: "spec.{initContainers,containers,ephemeralContainers}[*].securityContext.windowsOptions.hostProcess", When: "true", Reason: "Windows HostProcess containers", match: boolIs(true)},
 	{Kind: "Job", Path: "spec.managedBy", Reason: "Jobs managed by another controller"},

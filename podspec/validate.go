@@ -429,7 +429,7 @@ func validatePodSpec(spec *corev1.PodSpec, fldPath *field.Path) field.ErrorList 
 			errs = append(errs, validateWindows(spec, fldPath)...)
 		}
 	}
-	return errs
+	return append(errs, validateFileKeyRefVolumes(spec, fldPath)...)
 }
 
 func validateRestartPolicy(p corev1.RestartPolicy, fldPath *field.Path) field.ErrorList {
@@ -1199,11 +1199,13 @@ func validateEnvVarValueFrom(ev corev1.EnvVar, fldPath *field.Path) field.ErrorL
 		errs = append(errs, validateKeySelector(vf.SecretKeyRef.Name, vf.SecretKeyRef.Key, fldPath.Child("secretKeyRef"))...)
 	}
 	if vf.FileKeyRef != nil {
-		n++ // not supported by podrun: see Unsupported
+		n++
+		errs = append(errs, validateFileKeySelector(vf.FileKeyRef, fldPath.Child("fileKeyRef"))...)
 	}
 	switch {
 	case n == 0:
-		errs = append(errs, field.Invalid(fldPath, "", "must specify one of: `fieldRef`, `resourceFieldRef`, `configMapKeyRef` or `secretKeyRef`"))
+		// The message with EnvFiles on (AllowEnvFilesValidation).
+		errs = append(errs, field.Invalid(fldPath, "", "must specify one of: `fieldRef`, `resourceFieldRef`, `configMapKeyRef`, `secretKeyRef` or `fileKeyRef`"))
 	case ev.Value != "":
 		errs = append(errs, field.Invalid(fldPath, "", "may not be specified when `value` is not empty"))
 	case n > 1:
@@ -1224,6 +1226,56 @@ func validateKeySelector(name, key string, fldPath *field.Path) field.ErrorList 
 			errs = append(errs, field.Invalid(fldPath.Child("key"), key, msg))
 		}
 	}
+	return errs
+}
+
+// validateFileKeySelector is the API server's: a key that is an environment
+// variable name, a volumeName that is a DNS-1123 label, a path without "..".
+// That the volume is one of the pod's emptyDirs is validateFileKeyRefVolumes'.
+func validateFileKeySelector(s *corev1.FileKeySelector, fldPath *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if s.Key == "" {
+		errs = append(errs, field.Required(fldPath.Child("key"), ""))
+	} else {
+		for _, msg := range validation.IsRelaxedEnvVarName(s.Key) {
+			errs = append(errs, field.Invalid(fldPath.Child("key"), s.Key, msg))
+		}
+	}
+	if s.VolumeName == "" {
+		errs = append(errs, field.Required(fldPath.Child("volumeName"), ""))
+	} else {
+		errs = append(errs, validateDNS1123Label(s.VolumeName, fldPath.Child("volumeName"))...)
+	}
+	if s.Path == "" {
+		errs = append(errs, field.Required(fldPath.Child("path"), ""))
+	} else {
+		errs = append(errs, validatePathNoBacksteps(s.Path, fldPath.Child("path"))...)
+	}
+	return errs
+}
+
+// validateFileKeyRefVolumes is the API server's: the volume a fileKeyRef
+// names, in any kind of container, must be one of the pod's emptyDirs.
+func validateFileKeyRefVolumes(spec *corev1.PodSpec, fldPath *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	sources := map[string]*corev1.VolumeSource{}
+	for i := range spec.Volumes {
+		sources[spec.Volumes[i].Name] = &spec.Volumes[i].VolumeSource
+	}
+	visitContainers(spec, fldPath, func(c *corev1.Container, cp *field.Path) {
+		for j, ev := range c.Env {
+			if ev.ValueFrom == nil || ev.ValueFrom.FileKeyRef == nil {
+				continue
+			}
+			name := ev.ValueFrom.FileKeyRef.VolumeName
+			p := cp.Child("env").Index(j).Child("valueFrom", "fileKeyRef", "volumeName")
+			if src, ok := sources[name]; !ok {
+				errs = append(errs, field.NotFound(p, name))
+			} else if src.EmptyDir == nil {
+				errs = append(errs, field.Invalid(p, name, "referenced volume must be of type emptyDir"))
+			}
+		}
+	})
 	return errs
 }
 

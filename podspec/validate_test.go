@@ -157,9 +157,57 @@ func TestValidate(t *testing.T) {
 				{Name: "BOTH", Value: "x", ValueFrom: &corev1.EnvVarSource{ConfigMapKeyRef: cm}},
 			}
 		}, want: []string{
-			"spec.containers[0].env[0].valueFrom: Invalid value: \"\": must specify one of: `fieldRef`, `resourceFieldRef`, `configMapKeyRef` or `secretKeyRef`",
+			"spec.containers[0].env[0].valueFrom: Invalid value: \"\": must specify one of: `fieldRef`, `resourceFieldRef`, `configMapKeyRef`, `secretKeyRef` or `fileKeyRef`",
 			"spec.containers[0].env[1].valueFrom: Invalid value: \"\": may not have more than one field specified at a time",
 			"spec.containers[0].env[2].valueFrom: Invalid value: \"\": may not be specified when `value` is not empty",
+		}},
+		{name: "env fileKeyRef fields", mutate: func(p *corev1.Pod) {
+			ref := func(vol, path, key string) *corev1.EnvVarSource {
+				return &corev1.EnvVarSource{FileKeyRef: &corev1.FileKeySelector{VolumeName: vol, Path: path, Key: key}}
+			}
+			p.Spec.Volumes = []corev1.Volume{emptyDirVolume("config")}
+			p.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{volumeMount("config", "/data")}
+			p.Spec.Containers[0].Env = []corev1.EnvVar{
+				{Name: "OK", ValueFrom: ref("config", "config.env", "A.b-c")},
+				{Name: "ABS", ValueFrom: ref("config", "/dir/config.env", "K")}, // only ".." is checked
+				{Name: "NOKEY", ValueFrom: ref("config", "config.env", "")},
+				{Name: "BADKEY", ValueFrom: ref("config", "config.env", "A=B")},
+				{Name: "NOVOL", ValueFrom: ref("", "config.env", "K")},
+				{Name: "BADVOL", ValueFrom: ref("Config", "config.env", "K")},
+				{Name: "NOPATH", ValueFrom: ref("config", "", "K")},
+				{Name: "UP", ValueFrom: ref("config", "../config.env", "K")},
+				{Name: "TWO", ValueFrom: &corev1.EnvVarSource{FileKeyRef: ref("config", "c.env", "K").FileKeyRef, FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}},
+			}
+		}, want: []string{
+			`spec.containers[0].env[2].valueFrom.fileKeyRef.key: Required value`,
+			`spec.containers[0].env[3].valueFrom.fileKeyRef.key: Invalid value: "A=B": a valid environment variable name must consist only of printable ASCII characters other than '='`,
+			`spec.containers[0].env[4].valueFrom.fileKeyRef.volumeName: Required value`,
+			`spec.containers[0].env[5].valueFrom.fileKeyRef.volumeName: Invalid value: "Config": ` + dns1123Label,
+			`spec.containers[0].env[6].valueFrom.fileKeyRef.path: Required value`,
+			`spec.containers[0].env[7].valueFrom.fileKeyRef.path: Invalid value: "../config.env": must not contain '..'`,
+			`spec.containers[0].env[8].valueFrom: Invalid value: "": may not have more than one field specified at a time`,
+			// validateFileKeyRefVolumes, ValidatePodSpec's last check.
+			`spec.containers[0].env[4].valueFrom.fileKeyRef.volumeName: Not found: ""`,
+			`spec.containers[0].env[5].valueFrom.fileKeyRef.volumeName: Not found: "Config"`,
+		}},
+		{name: "env fileKeyRef volumes must be the pod's emptyDirs", mutate: func(p *corev1.Pod) {
+			// The e2e tests' "volumeName does not exist", "volume is not
+			// emptyDir" and "initContainer ... from non-emptyDir volume".
+			ref := func(vol string) []corev1.EnvVar {
+				return []corev1.EnvVar{{Name: "V", ValueFrom: &corev1.EnvVarSource{FileKeyRef: &corev1.FileKeySelector{VolumeName: vol, Path: "config.env", Key: "K"}}}}
+			}
+			p.Spec.Volumes = []corev1.Volume{emptyDirVolume("config"),
+				{Name: "secret", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "s"}}},
+				{Name: "host", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/tmp"}}},
+				{Name: "memory", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory}}},
+			}
+			p.Spec.InitContainers = []corev1.Container{{Name: "init", Image: "busybox", Env: ref("host")}, {Name: "ok", Image: "busybox", Env: ref("memory")}}
+			p.Spec.Containers[0].Env = append(ref("nonexistent-volume"), ref("secret")...)
+			p.Spec.Containers[0].Env[1].Name = "W"
+		}, want: []string{
+			`spec.initContainers[0].env[0].valueFrom.fileKeyRef.volumeName: Invalid value: "host": referenced volume must be of type emptyDir`,
+			`spec.containers[0].env[0].valueFrom.fileKeyRef.volumeName: Not found: "nonexistent-volume"`,
+			`spec.containers[0].env[1].valueFrom.fileKeyRef.volumeName: Invalid value: "secret": referenced volume must be of type emptyDir`,
 		}},
 		{name: "env fieldRef paths", mutate: func(p *corev1.Pod) {
 			ref := func(path string) *corev1.EnvVarSource {

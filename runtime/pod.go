@@ -652,15 +652,13 @@ func (r *podRunner) containerConfig(c *corev1.Container, img *image.Image, id, r
 		// The Services that exist as the container starts (the kubelet's getServiceEnvVarMap).
 		rt.ServiceEnv = ServiceEnv(r.l, r.plan.Pod)
 	}
-	env, err := r.plan.ContainerEnv(c, img.Config.Env, rt)
-	if err != nil {
-		return nil, err
-	}
-	// $(VAR) in command and args sees only the variables the pod defines, not the image's ENV.
+	// Resolved once: a fileKeyRef's file is read once per start.
 	podEnv, err := r.plan.PodEnv(c, rt)
 	if err != nil {
 		return nil, err
 	}
+	env := r.plan.MergeEnv(podEnv, img.Config.Env, rt)
+	// $(VAR) in command and args sees only the variables the pod defines, not the image's ENV.
 	args, err := podspec.CommandLine(c, img.Config.Entrypoint, img.Config.Cmd, podEnv)
 	if err != nil {
 		return nil, err

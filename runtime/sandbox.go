@@ -252,6 +252,12 @@ func (sb *sandbox) runtimeInfo() podspec.RuntimeInfo {
 	if sb.net != nil { // not yet while the volumes are set up
 		rt.PodIP, rt.PodIPs, rt.HostIP = sb.net.PodIP, sb.net.PodIPs, sb.net.HostIP
 	}
+	if sb.volumes != nil { // fileKeyRef's env files
+		rt.VolumePaths = map[string]string{}
+		for _, v := range sb.volumes.Volumes() {
+			rt.VolumePaths[v.Name] = v.Path
+		}
+	}
 	return rt
 }
 
