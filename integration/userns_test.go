@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -170,4 +171,48 @@ spec:
 	if held, _ := os.ReadDir(filepath.Join(e.runRoot, "userns")); len(held) != 0 {
 		t.Errorf("blocks of host IDs left after the pods went: %d", len(held))
 	}
+}
+
+// proc_mount_test.go's pods (ProcMountType, GA in Kubernetes 1.36): the
+// default /proc has masked and read-only paths; procMount: Unmasked, which
+// the API server allows with hostUsers: false only, has none.
+func TestProcMount(t *testing.T) {
+	e := newEnv(t)
+	if err := os.Chmod(filepath.Dir(filepath.Dir(e.runRoot)), 0o711); err != nil {
+		t.Fatal(err)
+	}
+	pod := func(name, procMount string, hostUsers bool) string {
+		return fmt.Sprintf(`
+apiVersion: v1
+kind: Pod
+metadata: {name: %s}
+spec:
+  hostUsers: %v
+  terminationGracePeriodSeconds: 1
+  containers:
+  - name: c
+    image: busybox:1.28
+    command: ["/bin/sleep", "10000"]
+    securityContext: {procMount: %s}
+`, name, hostUsers, procMount)
+	}
+	e.mustFail(failure{[]string{"apply", "-f", e.manifest(pod("unmasked-host", "Unmasked", true))}, 2,
+		"spec.containers[0].securityContext.procMount: Invalid value: \"Unmasked\": `hostUsers` must be false to use `Unmasked`"})
+	for _, tc := range []struct {
+		name, procMount string
+		hostUsers       bool
+		lines           func(int) bool
+		readOnly        func(int) bool
+	}{
+		{"default", "Default", true, func(n int) bool { return n > 1 }, func(n int) bool { return n > 0 }},
+		{"unmasked", "Unmasked", false, func(n int) bool { return n == 1 }, func(n int) bool { return n == 0 }},
+	} {
+		e.apply(pod(tc.name, tc.procMount, tc.hostUsers))
+		e.waitFor(tc.name, time.Minute, "running", func(p *corev1.Pod) bool { return containerState(p, "c").State.Running != nil })
+		out := strings.TrimSpace(e.must("exec", tc.name, "--", "/bin/sh", "-ec", "mount | grep /proc").stdout)
+		if n, ro := len(strings.Split(out, "\n")), strings.Count(out, "(ro"); !tc.lines(n) || !tc.readOnly(ro) {
+			t.Errorf("%s: %d /proc mounts, %d read-only:\n%s", tc.name, n, ro, out)
+		}
+	}
+	e.must("delete", "pods", "--all")
 }

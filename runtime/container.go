@@ -69,6 +69,11 @@ type containerConfig struct {
 	OOMScoreAdj                *int
 	Sysctls                    map[string]string
 	MaskedPaths, ReadonlyPaths []string
+	// UnmaskedProc is procMount: Unmasked (ProcMountType, GA in Kubernetes
+	// 1.36; the API server allows it with hostUsers: false only): no path is
+	// masked or made read-only, as the kubelet's ConvertToRuntimeMaskedPaths
+	// and ConvertToRuntimeReadonlyPaths give the runtime empty lists.
+	UnmaskedProc bool
 	Seccomp                    *corev1.SeccompProfile
 	SeccompDir                 string
 	// StdinFifo, when set, is the named pipe the container's stdin is fed
@@ -126,7 +131,7 @@ func (c *containerConfig) spec() *specs.Spec {
 	for _, g := range c.User.Sgids {
 		s.Process.User.AdditionalGids = append(s.Process.User.AdditionalGids, uint32(g))
 	}
-	if !c.Privileged {
+	if !c.Privileged && !c.UnmaskedProc {
 		s.Linux.MaskedPaths = append(append([]string(nil), defaultMaskedPaths...), c.MaskedPaths...)
 		s.Linux.ReadonlyPaths = append(append([]string(nil), defaultReadonlyPaths...), c.ReadonlyPaths...)
 	}

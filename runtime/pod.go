@@ -713,6 +713,7 @@ func (r *podRunner) containerConfig(c *corev1.Container, img *image.Image, id, r
 	}
 	if sc := c.SecurityContext; sc != nil {
 		cfg.Privileged = sc.Privileged != nil && *sc.Privileged
+		cfg.UnmaskedProc = sc.ProcMount != nil && *sc.ProcMount == corev1.UnmaskedProcMount
 		cfg.ReadonlyRootfs = sc.ReadOnlyRootFilesystem != nil && *sc.ReadOnlyRootFilesystem
 		cfg.NoNewPrivileges = sc.AllowPrivilegeEscalation != nil && !*sc.AllowPrivilegeEscalation
 		if sc.Capabilities != nil {

@@ -38,9 +38,6 @@ func Unhonoured(pod *corev1.Pod) []string {
 				if sc.SELinuxOptions != nil {
 					add(p+".securityContext.seLinuxOptions", "SELinux")
 				}
-				if sc.ProcMount != nil && *sc.ProcMount != corev1.DefaultProcMount {
-					add(p+".securityContext.procMount", "an unmasked /proc")
-				}
 			}
 		}
 	}
