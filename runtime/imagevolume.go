@@ -1,0 +1,193 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/moby/sys/mountinfo"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/podrun/podrun/image"
+	"github.com/podrun/podrun/store"
+)
+
+// Image volumes (spec.volumes[*].image) as the kubelet and the runtime make
+// them: the kubelet pulls every image volume of the pod before it starts
+// containers in a sync (kuberuntime_manager.go getImageVolumes), a container
+// that mounts one whose pull failed does not start and waits in the pull's
+// reason (toKubeContainerImageVolumes), and the runtime mounts the image
+// read-only, once per pod and image, where the container's mounts bind it
+// (containerd's mutateImageMount).
+
+// imageVolumeMountFailed prefixes the runtime's errors in mounting an image
+// volume (the CRI's ErrImageVolumeMountFailed).
+const imageVolumeMountFailed = "ImageVolumeMountFailed"
+
+// volumeRound is one resolution of the pod's image volumes.
+type volumeRound struct {
+	done     chan struct{}
+	consumed bool // a container start has used it
+	res      map[string]volumePull
+}
+
+// volumePull is one image volume's result.
+type volumePull struct {
+	ref string
+	img *image.Image
+	err error
+}
+
+// hasImageVolumes says whether the pod has an image volume.
+func (r *podRunner) hasImageVolumes() bool {
+	for i := range r.plan.Pod.Spec.Volumes {
+		if r.plan.Pod.Spec.Volumes[i].Image != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// mountsImageVolume says whether c mounts one of the pod's image volumes.
+func (r *podRunner) mountsImageVolume(c *corev1.Container) bool {
+	for _, m := range c.VolumeMounts {
+		for i := range r.plan.Pod.Spec.Volumes {
+			if v := &r.plan.Pod.Spec.Volumes[i]; v.Name == m.Name && v.Image != nil {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// volumeRound resolves every image volume of the pod, as one kubelet sync
+// does before the containers it starts: a start joins a round in flight, or
+// takes the one Prepull began if no start has used it yet; otherwise a new
+// round begins, so that pullPolicy Always pulls again for each start, as
+// the kubelet does for each sync that starts a container.
+func (r *podRunner) volumeRound(ctx context.Context, forStart bool) *volumeRound {
+	r.volMu.Lock()
+	rd := r.volRound
+	if rd != nil && (!isClosed(rd.done) || (forStart && !rd.consumed)) {
+		if forStart {
+			rd.consumed = true
+		}
+		r.volMu.Unlock()
+		<-rd.done
+		return rd
+	}
+	rd = &volumeRound{done: make(chan struct{}), consumed: forStart}
+	r.volRound = rd
+	r.volMu.Unlock()
+	rd.res = map[string]volumePull{}
+	for i := range r.plan.Pod.Spec.Volumes {
+		v := &r.plan.Pod.Spec.Volumes[i]
+		if v.Image == nil {
+			continue
+		}
+		// The image manager records an image volume's events against the
+		// pod itself (no field path).
+		img, err := r.ensure(ctx, v.Image.Reference, v.Image.PullPolicy, "")
+		rd.res[v.Name] = volumePull{ref: v.Image.Reference, img: img, err: err}
+	}
+	close(rd.done)
+	return rd
+}
+
+// imageVolumes resolves the pod's image volumes for c's start and mounts the
+// images of those c mounts; it returns, by volume name, where each is
+// mounted. A volume of c whose pull failed fails the start with that pull's
+// reason, the last one as toKubeContainerImageVolumes keeps it; volumes c
+// does not mount do not hold it.
+func (r *podRunner) imageVolumes(ctx context.Context, c *corev1.Container) (map[string]string, error) {
+	if !r.hasImageVolumes() {
+		return nil, nil
+	}
+	rd := r.volumeRound(ctx, true)
+	var failed error
+	out := map[string]string{}
+	for _, m := range c.VolumeMounts {
+		res, ok := rd.res[m.Name]
+		if !ok {
+			continue
+		}
+		if res.err != nil {
+			var se *startError
+			if errors.As(res.err, &se) {
+				e := *se
+				e.Image = res.ref
+				failed = &e
+			} else {
+				failed = &startError{Reason: ReasonErrImagePull, Waiting: true, Message: res.err.Error(), Image: res.ref}
+			}
+			continue
+		}
+		if _, done := out[m.Name]; done {
+			continue
+		}
+		dir, err := r.mountImageVolume(res.img)
+		if err != nil {
+			return nil, &startError{Reason: ReasonCreateContainerError, Waiting: true,
+				Message: fmt.Sprintf("%s: mounting image %q of volume %q: %v", imageVolumeMountFailed, res.ref, m.Name, err)}
+		}
+		out[m.Name] = dir
+	}
+	if failed != nil {
+		return nil, failed
+	}
+	return out, nil
+}
+
+// mountImageVolume mounts img read-only for the pod's image volumes, once:
+// every container and volume of the pod that uses the image shares the
+// mount, which stays until the sandbox is torn down (containerd's
+// mutateImageMount and cleanupImageMounts). A pod with hostUsers: false sees
+// the image's files through its user namespace's mapping.
+func (r *podRunner) mountImageVolume(img *image.Image) (string, error) {
+	target := r.paths.ImageVolumeDir(img.ID)
+	r.volMu.Lock()
+	defer r.volMu.Unlock()
+	if mounted, err := mountinfo.Mounted(target); err == nil && mounted {
+		return target, nil // by an earlier start, or an earlier supervisor
+	}
+	layers, err := r.store.LayerDirs(img)
+	if err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(target, 0o755); err != nil {
+		return "", err
+	}
+	var userns *os.File
+	if r.sb.usernsBase != 0 {
+		userns = r.sb.usernsFile
+	}
+	if err := image.MountReadOnly(layers, userns, target); err != nil {
+		_ = os.Remove(target)
+		return "", err
+	}
+	return target, nil
+}
+
+// unmountImageVolumes releases the pod's image volume mounts (teardown, also
+// after a crash: it needs nothing but the pod's paths).
+func unmountImageVolumes(paths store.PodPaths) error {
+	dirs, _ := filepath.Glob(filepath.Join(paths.ImageVolumesDir(), "*"))
+	var errs []error
+	for _, d := range dirs {
+		if err := image.UnmountRootfs(d); err != nil {
+			errs = append(errs, fmt.Errorf("unmounting image volume %s: %w", d, err))
+			continue
+		}
+		if err := os.Remove(d); err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	if len(errs) == 0 {
+		if err := os.Remove(paths.ImageVolumesDir()); err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
