@@ -211,7 +211,7 @@ spec:
 // existing but unused"); once the image is loaded they start.
 func TestImageVolumeNeverPull(t *testing.T) {
 	e := newEnv(t)
-	e.must(imgFastBackoff("apply", e.manifest(`
+	r := e.must(imgFastBackoff("apply", e.manifest(`
 apiVersion: v1
 kind: Pod
 metadata: {name: never}
@@ -229,6 +229,9 @@ spec:
   - name: volume
     image: {reference: "example.com/missing:1.0", pullPolicy: Never}
 `))...)
+	if want := `Warning: pod "never": spec.volumes[0].image.reference: image "example.com/missing:1.0" is not in the local store and pullPolicy is Never`; !strings.Contains(r.stderr, want) {
+		t.Errorf("apply's stderr %q lacks %q", r.stderr, want)
+	}
 	p := e.waitFor("never", 60*time.Second, "waiting in ErrImageNeverPull", func(p *corev1.Pod) bool {
 		w := containerState(p, "test-container").State.Waiting
 		return w != nil && w.Reason == "ErrImageNeverPull" && containerState(p, "unused").State.Running != nil
