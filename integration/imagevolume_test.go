@@ -136,6 +136,11 @@ spec:
 	}) {
 		t.Errorf("no Pulled event for the volume's image: %q", ev)
 	}
+	// describe shows the volumes as kubectl's printImageVolumeSource.
+	if out := e.must("describe", "pod", "imgvol").stdout; !strings.Contains(out, "Image (a container image or OCI artifact)") ||
+		!strings.Contains(out, "podrun.test/kitten:1") || !strings.Contains(out, "IfNotPresent") {
+		t.Errorf("describe lacks the image volumes:\n%s", out)
+	}
 	e.mustFail(failure{args: []string{"rmi", "podrun.test/kitten:1"}, code: 1, msg: "in use"})
 	e.must("image", "prune")
 	if _, ok := e.imgFind("podrun.test/kitten", "1"); !ok {
