@@ -66,11 +66,12 @@ func (r *podRunner) mountsImageVolume(c *corev1.Container) bool {
 // does before the containers it starts: a start joins a round in flight, or
 // takes the one Prepull began if no start has used it yet; otherwise a new
 // round begins, so that pullPolicy Always pulls again for each start, as
-// the kubelet does for each sync that starts a container.
+// the kubelet does for each sync that starts a container. Prepull begins a
+// round only when none has begun.
 func (r *podRunner) volumeRound(ctx context.Context, forStart bool) *volumeRound {
 	r.volMu.Lock()
 	rd := r.volRound
-	if rd != nil && (!isClosed(rd.done) || (forStart && !rd.consumed)) {
+	if rd != nil && (!forStart || !isClosed(rd.done) || !rd.consumed) {
 		if forStart {
 			rd.consumed = true
 		}
