@@ -442,3 +442,48 @@ spec:
 		t.Errorf("leftovers after delete: %q", left)
 	}
 }
+
+// Two pods with a volume of the same image ("should succeed with multiple
+// pods and same image on the same node"): each has its own mount, and the
+// second still reads its volume once the first is deleted.
+func TestImageVolumeTwoPods(t *testing.T) {
+	e := newEnv(t)
+	for _, name := range []string{"test-pod-0", "test-pod-1"} {
+		e.apply(fmt.Sprintf(`
+apiVersion: v1
+kind: Pod
+metadata: {name: %s}
+spec:
+  containers:
+  - name: test-container
+    image: busybox:1.28
+    command: ["sleep", "3600"]
+    volumeMounts:
+    - {name: volume, mountPath: /volume}
+  volumes:
+  - name: volume
+    image: {reference: "busybox:1.28"}
+`, name))
+	}
+	var pods []*corev1.Pod
+	for _, name := range []string{"test-pod-0", "test-pod-1"} {
+		pods = append(pods, e.waitFor(name, 60*time.Second, "running", func(p *corev1.Pod) bool {
+			return containerState(p, "test-container").State.Running != nil
+		}))
+		if r := e.must("exec", name, "--", "cat", "/volume/etc/passwd"); !strings.Contains(r.stdout, "root:") {
+			t.Errorf("%s: cat /volume/etc/passwd: %s", name, r)
+		}
+	}
+	for _, p := range pods {
+		if got := e.imageVolumeMounts(t, p); len(got) != 1 {
+			t.Errorf("%s: image volume mounts %q, want its own one", p.Name, got)
+		}
+	}
+	e.must("delete", "pod", "test-pod-0", "--grace-period", "1")
+	if got := e.imageVolumeMounts(t, pods[0]); len(got) != 0 {
+		t.Errorf("test-pod-0's mounts after its delete: %q", got)
+	}
+	if r := e.must("exec", "test-pod-1", "--", "cat", "/volume/etc/passwd"); !strings.Contains(r.stdout, "root:") {
+		t.Errorf("test-pod-1 after test-pod-0 went: %s", r)
+	}
+}
