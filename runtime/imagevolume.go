@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/moby/sys/mountinfo"
 	corev1 "k8s.io/api/core/v1"
@@ -35,9 +36,67 @@ type volumeRound struct {
 
 // volumePull is one image volume's result.
 type volumePull struct {
-	ref string
-	img *image.Image
-	err error
+	ref    string
+	policy corev1.PullPolicy
+	img    *image.Image
+	err    error
+	// skipped: the image's last pull failed and its backoff holds
+	// (volumeBackoff); a container that mounts it pulls it itself.
+	skipped bool
+}
+
+// volumeFailure is the backoff of an image volume's image whose pull failed.
+type volumeFailure struct {
+	at    time.Time
+	delay time.Duration
+}
+
+// Default image pull backoff, as the kubelet's (and the supervisor's).
+const (
+	defaultPullBackoff    = 10 * time.Second
+	defaultPullBackoffMax = 300 * time.Second
+)
+
+// volumeBackoff says whether the image ref's last failed pull still holds
+// its pulls for the rounds of containers that do not mount it, as the image
+// manager's per pod and image backoff answers "Back-off pulling image"
+// without pulling. Containers that mount it are held by the supervisor's
+// own backoff and pull it when that ends. Callers hold volMu.
+func (r *podRunner) volumeBackoff(ref string) bool {
+	f, ok := r.volFailed[ref]
+	return ok && time.Since(f.at) < f.delay
+}
+
+// noteVolumePull records how a pull of an image volume's image went: a
+// failed pull doubles its backoff (from the settings' initial one, up to
+// their maximum), a success ends it; Never is not backed off.
+func (r *podRunner) noteVolumePull(ref string, err error) {
+	r.volMu.Lock()
+	defer r.volMu.Unlock()
+	var se *startError
+	if err == nil || !errors.As(err, &se) || se.Reason != ReasonErrImagePull {
+		delete(r.volFailed, ref)
+		return
+	}
+	initial, max := r.settings.BackoffInitial.Duration, r.settings.BackoffMax.Duration
+	if initial <= 0 {
+		initial = defaultPullBackoff
+	}
+	if max <= 0 {
+		max = defaultPullBackoffMax
+	}
+	f, ok := r.volFailed[ref]
+	switch {
+	case !ok:
+		f.delay = initial
+	default:
+		f.delay = min(2*f.delay, max)
+	}
+	f.at = time.Now()
+	if r.volFailed == nil {
+		r.volFailed = map[string]volumeFailure{}
+	}
+	r.volFailed[ref] = f
 }
 
 // hasImageVolumes says whether the pod has an image volume.
@@ -88,10 +147,19 @@ func (r *podRunner) volumeRound(ctx context.Context, forStart bool) *volumeRound
 		if v.Image == nil {
 			continue
 		}
-		// The image manager records an image volume's events against the
-		// pod itself (no field path).
-		img, err := r.ensure(ctx, v.Image.Reference, v.Image.PullPolicy, "")
-		rd.res[v.Name] = volumePull{ref: v.Image.Reference, img: img, err: err}
+		res := volumePull{ref: v.Image.Reference, policy: v.Image.PullPolicy}
+		r.volMu.Lock()
+		res.skipped = r.volumeBackoff(res.ref)
+		r.volMu.Unlock()
+		if res.skipped {
+			// The image manager records an image volume's events against
+			// the pod itself (no field path).
+			r.events.Add("Normal", "BackOff", "", "Back-off pulling image %q", res.ref)
+		} else {
+			res.img, res.err = r.ensure(ctx, res.ref, res.policy, "")
+			r.noteVolumePull(res.ref, res.err)
+		}
+		rd.res[v.Name] = res
 	}
 	close(rd.done)
 	return rd
@@ -109,10 +177,21 @@ func (r *podRunner) imageVolumes(ctx context.Context, c *corev1.Container) (map[
 	rd := r.volumeRound(ctx, true)
 	var failed error
 	out := map[string]string{}
+	resolved := map[string]volumePull{}
 	for _, m := range c.VolumeMounts {
-		res, ok := rd.res[m.Name]
+		res, ok := resolved[m.Name]
 		if !ok {
-			continue
+			if res, ok = rd.res[m.Name]; !ok {
+				continue
+			}
+			if res.skipped {
+				// Its backoff held the round; c's own (the supervisor's)
+				// has ended, so c pulls it now.
+				res.img, res.err = r.ensure(ctx, res.ref, res.policy, "")
+				r.noteVolumePull(res.ref, res.err)
+				res.skipped = false
+			}
+			resolved[m.Name] = res
 		}
 		if res.err != nil {
 			var se *startError

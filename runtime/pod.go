@@ -65,9 +65,11 @@ type podRunner struct {
 	ephMu     sync.Mutex
 	ephemeral map[string]string
 	// volRound is the latest resolution of the pod's image volumes
-	// (volumeRound); volMu guards it and the image volume mounts.
-	volMu    sync.Mutex
-	volRound *volumeRound
+	// (volumeRound), volFailed the backoffs of their failed pulls by image
+	// reference; volMu guards them and the image volume mounts.
+	volMu     sync.Mutex
+	volRound  *volumeRound
+	volFailed map[string]volumeFailure
 }
 
 // waitReleased waits until the previous run of the container is released.
