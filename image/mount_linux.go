@@ -56,9 +56,21 @@ func MountRootfs(layerDirs []string, upper, work, target string) error {
 }
 
 func mountShortLowers(lowers []string, upper, work, target string) error {
+	return withShortLowers(lowers, target, func(names []string) error {
+		opts := fmt.Sprintf("lowerdir=%s,upperdir=%s,workdir=%s", strings.Join(names, ":"), upper, work)
+		if len(opts)+len(",volatile") >= os.Getpagesize() {
+			return fmt.Errorf("%d layers do not fit in the kernel's mount options (%d bytes, limit %d)", len(lowers), len(opts), os.Getpagesize()-1)
+		}
+		return mountOverlay(target, opts)
+	})
+}
+
+// withShortLowers runs mount with the lower directories named by short
+// symlinks, on a thread whose working directory holds them (MountRootfs).
+func withShortLowers(lowers []string, target string, mount func(names []string) error) error {
 	links, err := os.MkdirTemp("", "podrun-lowers-")
 	if err != nil {
-		return fmt.Errorf("mounting overlay rootfs at %s: %w", target, err)
+		return fmt.Errorf("mounting overlay at %s: %w", target, err)
 	}
 	// The kernel resolves lowerdir paths at mount time; the links are not needed after.
 	defer os.RemoveAll(links)
@@ -66,12 +78,8 @@ func mountShortLowers(lowers []string, upper, work, target string) error {
 	for i, l := range lowers {
 		names[i] = strconv.FormatInt(int64(i), 36)
 		if err := os.Symlink(l, filepath.Join(links, names[i])); err != nil {
-			return fmt.Errorf("mounting overlay rootfs at %s: %w", target, err)
+			return fmt.Errorf("mounting overlay at %s: %w", target, err)
 		}
-	}
-	opts := fmt.Sprintf("lowerdir=%s,upperdir=%s,workdir=%s", strings.Join(names, ":"), upper, work)
-	if len(opts)+len(",volatile") >= os.Getpagesize() {
-		return fmt.Errorf("mounting overlay rootfs at %s: %d layers do not fit in the kernel's mount options (%d bytes, limit %d)", target, len(lowers), len(opts), os.Getpagesize()-1)
 	}
 	errc := make(chan error, 1)
 	go func() {
@@ -85,11 +93,83 @@ func mountShortLowers(lowers []string, upper, work, target string) error {
 			if err := unix.Chdir(links); err != nil {
 				return err
 			}
-			return mountOverlay(target, opts)
+			return mount(names)
 		}()
 	}()
 	if err := <-errc; err != nil {
-		return fmt.Errorf("mounting overlay rootfs at %s (%d layers): %w", target, len(lowers), err)
+		return fmt.Errorf("mounting overlay at %s (%d layers): %w", target, len(lowers), err)
+	}
+	return nil
+}
+
+// MountReadOnly mounts at target the image whose layer directories are
+// layerDirs (bottom first, as LayerDirs returns them), read-only, for an
+// image volume: the layers merged by an overlay of lower directories only,
+// with no upper directory, as containerd's overlay snapshotter mounts a
+// View; a single layer, which overlayfs will not mount without an upper
+// directory, is a read-only bind of it (the snapshotter's "ro,rbind"),
+// attached from a detached clone (open_tree, mount_setattr, move_mount).
+// With userns (a pod's user namespace) the layers are idmapped as
+// IDMapLayers does for a rootfs. UnmountRootfs releases the mount.
+func MountReadOnly(layerDirs []string, userns *os.File, target string) error {
+	if len(layerDirs) == 0 {
+		return errors.New("mounting an image read-only: it has no layer")
+	}
+	for _, p := range append(slices.Clone(layerDirs), target) {
+		if !filepath.IsAbs(p) {
+			return fmt.Errorf("mounting an image read-only at %s: path %q is not absolute", target, p)
+		}
+		if strings.ContainsAny(p, ":,") {
+			return fmt.Errorf("mounting an image read-only at %s: path %q contains ':' or ','", target, p)
+		}
+	}
+	if len(layerDirs) == 1 {
+		return bindReadOnly(layerDirs[0], userns, target)
+	}
+	lowers := slices.Clone(layerDirs)
+	if userns != nil {
+		mapped, closeLayers, err := IDMapLayers(layerDirs, userns)
+		if err != nil {
+			return err
+		}
+		defer closeLayers()
+		lowers = mapped
+	}
+	slices.Reverse(lowers) // overlayfs wants the top layer first
+	mount := func(names []string) error {
+		opts := "lowerdir=" + strings.Join(names, ":")
+		if len(opts) >= os.Getpagesize() {
+			return fmt.Errorf("%d layers do not fit in the kernel's mount options (%d bytes, limit %d)", len(lowers), len(opts), os.Getpagesize()-1)
+		}
+		return unix.Mount("overlay", target, "overlay", unix.MS_RDONLY, opts)
+	}
+	if len("lowerdir=")+len(strings.Join(lowers, ":")) < os.Getpagesize() {
+		if err := mount(lowers); err != nil {
+			return fmt.Errorf("mounting overlay at %s (%d layers): %w", target, len(lowers), err)
+		}
+		return nil
+	}
+	return withShortLowers(lowers, target, mount)
+}
+
+// bindReadOnly attaches a read-only clone of dir at target, idmapped with
+// userns when it is given.
+func bindReadOnly(dir string, userns *os.File, target string) error {
+	fd, err := unix.OpenTree(unix.AT_FDCWD, dir, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC)
+	if err != nil {
+		return fmt.Errorf("cloning %s for a read-only bind mount: %w", dir, err)
+	}
+	defer unix.Close(fd)
+	attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}
+	if userns != nil {
+		attr.Attr_set |= unix.MOUNT_ATTR_IDMAP
+		attr.Userns_fd = uint64(userns.Fd())
+	}
+	if err := unix.MountSetattr(fd, "", unix.AT_EMPTY_PATH, &attr); err != nil {
+		return fmt.Errorf("making the clone of %s read-only: %w", dir, err)
+	}
+	if err := unix.MoveMount(fd, "", unix.AT_FDCWD, target, unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
+		return fmt.Errorf("bind-mounting %s read-only at %s: %w", dir, target, err)
 	}
 	return nil
 }

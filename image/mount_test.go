@@ -4,6 +4,7 @@ package image
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -248,4 +249,56 @@ func TestBusyboxImage(t *testing.T) {
 
 func chrootAttr(root string) *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Chroot: root}
+}
+
+// An image volume's mount: the layers merged, the top one winning, and
+// nothing writable (overlay with lower directories only, or a read-only
+// bind of a single layer).
+func TestMountReadOnly(t *testing.T) {
+	for _, n := range []int{1, 2, 150} {
+		t.Run(fmt.Sprintf("%d layers", n), func(t *testing.T) {
+			layers := makeLayers(t, n)
+			_, _, target := mountDirs(t)
+			if err := MountReadOnly(layers, nil, target); err != nil {
+				t.Fatal(err)
+			}
+			if !isMounted(t, target) {
+				t.Fatal("not mounted")
+			}
+			if got := readFile(t, filepath.Join(target, "top")); got != strconv.Itoa(n-1) {
+				t.Errorf("top = %s, want the top layer's %d", got, n-1)
+			}
+			if got := len(listDir(t, target)); got != n+1 {
+				t.Errorf("the mount has %d entries, want %d", got, n+1)
+			}
+			err := os.WriteFile(filepath.Join(target, "new"), []byte("w"), 0o644)
+			if !errors.Is(err, syscall.EROFS) {
+				t.Errorf("writing into the mount: %v, want EROFS", err)
+			}
+			if err := os.Remove(filepath.Join(target, "top")); !errors.Is(err, syscall.EROFS) {
+				t.Errorf("removing from the mount: %v, want EROFS", err)
+			}
+			if err := UnmountRootfs(target); err != nil {
+				t.Fatal(err)
+			}
+			if isMounted(t, target) {
+				t.Error("still mounted")
+			}
+			if got := readFile(t, filepath.Join(layers[n-1], "top")); got != strconv.Itoa(n-1) {
+				t.Errorf("the top layer changed: %s", got)
+			}
+		})
+	}
+}
+
+func TestMountReadOnlyErrors(t *testing.T) {
+	_, _, target := mountDirs(t)
+	for _, layers := range [][]string{nil, {"layer"}, {"/tmp/a:b", "/tmp/c"}} {
+		if err := MountReadOnly(layers, nil, target); err == nil {
+			t.Errorf("MountReadOnly(%q) succeeded", layers)
+		}
+		if isMounted(t, target) {
+			t.Errorf("MountReadOnly(%q) mounted anyway", layers)
+		}
+	}
 }

@@ -41,7 +41,6 @@ var Unsupported = []UnsupportedField{
 	{Kind: "Pod", Path: "spec.securityContext.windowsOptions.hostProcess", When: "true", Reason: "Windows HostProcess containers", match: boolIs(true)},
 	{Kind: "Pod", Path: "spec.volumes[*].ephemeral", Reason: "generic ephemeral volumes need a storage provisioner; use emptyDir"},
 	{Kind: "Pod", Path: "spec.volumes[*].csi", Reason: "CSI drivers are not supported"},
-	{Kind: "Pod", Path: "spec.volumes[*].image", Reason: "image volumes are not supported"},
 	{Kind: "Pod", Path: "spec.volumes[*].gitRepo", Reason: "deprecated volume type; clone in an init container"},
 	{Kind: "Pod", Path: "spec.volumes[*].{nfs,iscsi,rbd,cephfs,glusterfs,fc,flexVolume,flocker,quobyte,storageos,scaleIO,portworxVolume,photonPersistentDisk,vsphereVolume,gcePersistentDisk,awsElasticBlockStore,azureDisk,azureFile,cinder}",
 		Reason: "network and cloud volume plugins are not supported; mount on the host and use hostPath"},

@@ -1440,14 +1440,6 @@ func validateVolumeMounts(mounts []corev1.VolumeMount, devices map[string]string
 				break
 			}
 		}
-		if v, ok := vols[m.Name]; ok && v.Image != nil {
-			if m.SubPath != "" {
-				errs = append(errs, field.Invalid(p.Child("subPath"), m.SubPath, "not allowed in image volume sources"))
-			}
-			if m.SubPathExpr != "" {
-				errs = append(errs, field.Invalid(p.Child("subPathExpr"), m.SubPathExpr, "not allowed in image volume sources"))
-			}
-		}
 		// The API server reports subPath problems without the mount's index.
 		if m.SubPath != "" {
 			errs = append(errs, validateLocalDescendingPath(m.SubPath, fldPath.Child("subPath"))...)
@@ -1462,6 +1454,12 @@ func validateVolumeMounts(mounts []corev1.VolumeMount, devices map[string]string
 			errs = append(errs, validateMountPropagation(*m.MountPropagation, c, fldPath.Child("mountPropagation"))...)
 		}
 		errs = append(errs, validateMountRecursiveReadOnly(m, fldPath.Child("recursiveReadOnly"))...)
+		// An image volume takes subPath, subPathExpr, readOnly, recursiveReadOnly
+		// and mountPropagation like any volume (subPath since 1.33), but not
+		// bindMountOptions (ValidateVolumeMounts).
+		if v, ok := vols[m.Name]; ok && v.Image != nil && len(m.BindMountOptions) > 0 {
+			errs = append(errs, field.Invalid(p.Child("bindMountOptions"), m.BindMountOptions, "bindMountOptions may not be used with image volumes"))
+		}
 	}
 	return errs
 }

@@ -323,6 +323,31 @@ func TestValidate(t *testing.T) {
 			p.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "data", MountPath: "/a", MountPropagation: ptr(corev1.MountPropagationBidirectional)}}
 		}, want: []string{`spec.containers[0].volumeMounts.mountPropagation: Forbidden: Bidirectional mount propagation is available only to privileged containers`}},
 
+		// Image volumes (validateImageVolumeSource, ValidateVolumeMounts).
+		{name: "image volume mounted with subPath, subPathExpr, readOnly and recursiveReadOnly", mutate: func(p *corev1.Pod) {
+			p.Spec.Volumes = []corev1.Volume{{Name: "img", VolumeSource: corev1.VolumeSource{Image: &corev1.ImageVolumeSource{Reference: "busybox:1.28", PullPolicy: corev1.PullNever}}}}
+			p.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{
+				{Name: "img", MountPath: "/a"}, {Name: "img", MountPath: "/b", SubPath: "etc"}, {Name: "img", MountPath: "/c", SubPathExpr: "$(POD)"},
+				{Name: "img", MountPath: "/d", ReadOnly: true, RecursiveReadOnly: ptr(corev1.RecursiveReadOnlyIfPossible)},
+				{Name: "img", MountPath: "/e", MountPropagation: ptr(corev1.MountPropagationHostToContainer)},
+			}
+		}},
+		{name: "image volume source", mutate: func(p *corev1.Pod) {
+			p.Spec.Volumes = []corev1.Volume{
+				{Name: "a", VolumeSource: corev1.VolumeSource{Image: &corev1.ImageVolumeSource{}}},
+				{Name: "b", VolumeSource: corev1.VolumeSource{Image: &corev1.ImageVolumeSource{Reference: "busybox", PullPolicy: "Sometimes"}}},
+				{Name: "c", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}, Image: &corev1.ImageVolumeSource{Reference: "busybox"}}},
+			}
+		}, want: []string{
+			`spec.volumes[0].image.reference: Required value`,
+			`spec.volumes[1].image.pullPolicy: Unsupported value: "Sometimes": supported values: "Always", "IfNotPresent", "Never"`,
+			`spec.volumes[2].image: Forbidden: may not specify more than 1 volume type`,
+		}},
+		{name: "image volume mounts take no bindMountOptions", mutate: func(p *corev1.Pod) {
+			p.Spec.Volumes = []corev1.Volume{{Name: "img", VolumeSource: corev1.VolumeSource{Image: &corev1.ImageVolumeSource{Reference: "busybox:1.28"}}}}
+			p.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "img", MountPath: "/a", BindMountOptions: []string{"noexec"}}}
+		}, want: []string{`spec.containers[0].volumeMounts[0].bindMountOptions: Invalid value: ["noexec"]: bindMountOptions may not be used with image volumes`}},
+
 		// Restart policies, init containers and sidecars.
 		{name: "pod restartPolicy values", mutate: func(p *corev1.Pod) { p.Spec.RestartPolicy = "Sometimes" },
 			want: []string{`spec.restartPolicy: Unsupported value: "Sometimes": supported values: "Always", "OnFailure", "Never"`}},

@@ -369,6 +369,11 @@ func describeVolumes(p *prefixWriter, vols []corev1.Volume) {
 			p.kv(2, "Type", "PersistentVolumeClaim (a reference to a PersistentVolumeClaim in the same namespace)")
 			p.kv(2, "ClaimName", v.PersistentVolumeClaim.ClaimName)
 			p.kv(2, "ReadOnly", fmt.Sprint(v.PersistentVolumeClaim.ReadOnly))
+		case v.Image != nil:
+			// kubectl's printImageVolumeSource.
+			p.kv(2, "Type", "Image (a container image or OCI artifact)")
+			p.kv(2, "Reference", v.Image.Reference)
+			p.kv(2, "PullPolicy", string(v.Image.PullPolicy))
 		}
 	}
 }

@@ -64,6 +64,12 @@ type podRunner struct {
 	// PID namespace it joins ("" for its own): StartEphemeral.
 	ephMu     sync.Mutex
 	ephemeral map[string]string
+	// volRound is the latest resolution of the pod's image volumes
+	// (volumeRound), volFailed the backoffs of their failed pulls by image
+	// reference; volMu guards them and the image volume mounts.
+	volMu     sync.Mutex
+	volRound  *volumeRound
+	volFailed map[string]volumeFailure
 }
 
 // waitReleased waits until the previous run of the container is released.
@@ -96,14 +102,20 @@ func (r *podRunner) object(c *corev1.Container) string {
 
 // ensureImage makes the container's image present as its imagePullPolicy says.
 func (r *podRunner) ensureImage(ctx context.Context, c *corev1.Container) (*image.Image, error) {
-	policy := c.ImagePullPolicy
+	return r.ensure(ctx, c.Image, c.ImagePullPolicy, r.object(c))
+}
+
+// ensure makes the image ref present as policy says (the image manager's
+// EnsureImageExists), with its events against object: a container's field
+// path, or "" (the pod) for an image volume's.
+func (r *podRunner) ensure(ctx context.Context, ref string, policy corev1.PullPolicy, object string) (*image.Image, error) {
 	if policy == "" {
-		policy = podspec.ImagePullPolicyFor(c.Image)
+		policy = podspec.ImagePullPolicyFor(ref)
 	}
 	if policy != corev1.PullAlways {
-		img, err := r.store.Lookup(c.Image)
+		img, err := r.store.Lookup(ref)
 		if err == nil {
-			r.events.Add("Normal", "Pulled", r.object(c), "Container image %q already present on machine", c.Image)
+			r.events.Add("Normal", "Pulled", object, "Container image %q already present on machine", ref)
 			return img, nil
 		}
 		if !errors.Is(err, image.ErrNotFound) {
@@ -112,35 +124,35 @@ func (r *podRunner) ensureImage(ctx context.Context, c *corev1.Container) (*imag
 		if policy == corev1.PullNever {
 			// The image manager's EnsureImageExists: a Warning event of the
 			// reason, then the waiting state with the same message.
-			msg := fmt.Sprintf("Container image %q is not present with pull policy of Never", c.Image)
-			r.events.Add("Warning", ReasonErrImageNeverPull, r.object(c), "%s", msg)
+			msg := fmt.Sprintf("Container image %q is not present with pull policy of Never", ref)
+			r.events.Add("Warning", ReasonErrImageNeverPull, object, "%s", msg)
 			return nil, &startError{Reason: ReasonErrImageNeverPull, Waiting: true, Message: msg}
 		}
 	}
 	// Containers starting together share one pull; a pull that has finished is never
 	// reused, so imagePullPolicy Always pulls again before every start (as the kubelet).
 	r.pullMu.Lock()
-	p, ok := r.pulls[c.Image]
+	p, ok := r.pulls[ref]
 	if !ok || isClosed(p.done) {
 		p = &pull{done: make(chan struct{})}
-		r.pulls[c.Image] = p
+		r.pulls[ref] = p
 		r.pullMu.Unlock()
 		keyring := r.pullSecrets()
-		r.events.Add("Normal", "Pulling", r.object(c), "Pulling image %q", c.Image)
+		r.events.Add("Normal", "Pulling", object, "Pulling image %q", ref)
 		start := time.Now()
-		r.progress.start(c.Image)
-		p.img, p.err = r.store.Pull(ctx, c.Image, image.PullOptions{Keyring: keyring,
-			OnLayer: func(lp image.LayerProgress) { r.progress.layer(c.Image, lp) }})
+		r.progress.start(ref)
+		p.img, p.err = r.store.Pull(ctx, ref, image.PullOptions{Keyring: keyring,
+			OnLayer: func(lp image.LayerProgress) { r.progress.layer(ref, lp) }})
 		var size int64
 		if p.err == nil {
 			size = p.img.Size
 		}
-		r.progress.finish(c.Image, size, p.err)
+		r.progress.finish(ref, size, p.err)
 		if p.err == nil {
 			took := time.Since(start).Truncate(time.Millisecond)
-			r.events.Add("Normal", "Pulled", r.object(c), "Successfully pulled image %q in %s (%s including waiting). Image size: %d bytes.", c.Image, took, took, p.img.Size)
+			r.events.Add("Normal", "Pulled", object, "Successfully pulled image %q in %s (%s including waiting). Image size: %d bytes.", ref, took, took, p.img.Size)
 		} else {
-			r.events.Add("Warning", "Failed", r.object(c), "Failed to pull image %q: %v", c.Image, p.err)
+			r.events.Add("Warning", "Failed", object, "Failed to pull image %q: %v", ref, p.err)
 		}
 		close(p.done)
 	} else {
@@ -189,6 +201,10 @@ func (r *podRunner) pullSecrets() *image.Keyring {
 // that init containers do not wait for one another's pulls; a container that
 // starts meanwhile joins the pull in flight.
 func (r *podRunner) prepull(ctx context.Context) {
+	if r.hasImageVolumes() {
+		// The first start takes this round (volumeRound).
+		go r.volumeRound(ctx, false)
+	}
 	seen := map[string]bool{}
 	for _, list := range [][]corev1.Container{r.plan.Pod.Spec.InitContainers, r.plan.Pod.Spec.Containers} {
 		for i := range list {
@@ -221,6 +237,13 @@ func isClosed(ch chan struct{}) bool {
 // image and config that it would be made from now; otherwise it is destroyed
 // and the container created anew.
 func (r *podRunner) Start(ctx context.Context, c *corev1.Container, restartCount int32) (containerHandle, error) {
+	// The image volumes first: the kubelet fails a container whose image
+	// volume is missing before it pulls the container's image (SyncPod's
+	// toKubeContainerImageVolumes, then startContainer).
+	imgVols, err := r.imageVolumes(ctx, c)
+	if err != nil {
+		return nil, err
+	}
 	img, err := r.ensureImage(ctx, c)
 	if err != nil {
 		return nil, err
@@ -231,7 +254,7 @@ func (r *podRunner) Start(ctx context.Context, c *corev1.Container, restartCount
 	// has come, so theirs is next (createAhead).
 	r.createAhead(ctx, r.after(c))
 	if pc == nil {
-		if pc, err = r.create(c, img, false, restartCount); err != nil {
+		if pc, err = r.create(c, img, false, restartCount, imgVols); err != nil {
 			return nil, err
 		}
 	}
@@ -261,11 +284,15 @@ func (r *podRunner) StartEphemeral(ctx context.Context, c *corev1.Container, tar
 	}
 	r.ephemeral[c.Name] = pidNS
 	r.ephMu.Unlock()
+	imgVols, err := r.imageVolumes(ctx, c)
+	if err != nil {
+		return nil, err
+	}
 	img, err := r.ensureImage(ctx, c)
 	if err != nil {
 		return nil, err
 	}
-	pc, err := r.create(c, img, false, 0)
+	pc, err := r.create(c, img, false, 0, imgVols)
 	if err != nil {
 		return nil, err
 	}
@@ -337,13 +364,18 @@ type created struct {
 // create makes one run of a container: a fresh writable layer, the rootfs
 // mount, the process file, and the libcontainer container. Without ahead the
 // process runs at once, its log opened and its Created event written first;
-// with ahead it waits for release.
-func (r *podRunner) create(c *corev1.Container, img *image.Image, ahead bool, restartCount int32) (*created, error) {
+// with ahead it waits for release. imgVols are the mounts of c's image
+// volumes (imageVolumes).
+func (r *podRunner) create(c *corev1.Container, img *image.Image, ahead bool, restartCount int32, imgVols map[string]string) (*created, error) {
 	r.waitReleased(c.Name)
 	id := newContainerID()
 	rootfs := r.paths.RootfsDir(c.Name)
 	cdir := r.paths.ContainerDir(c.Name)
-	cfg, err := r.containerConfig(c, img, id, rootfs, cdir)
+	cfg, err := r.containerConfig(c, img, id, rootfs, cdir, imgVols)
+	if ise := (*volumes.ImageSubPathError)(nil); errors.As(err, &ise) {
+		// The runtime's refusal, not the kubelet's: the creation fails.
+		return nil, &startError{Reason: ReasonCreateContainerError, Waiting: true, Message: imageVolumeMountFailed + ": " + err.Error()}
+	}
 	if err != nil {
 		return nil, &startError{Reason: "CreateContainerConfigError", Waiting: true, Message: err.Error()}
 	}
@@ -541,7 +573,7 @@ func (r *podRunner) after(c *corev1.Container) []*corev1.Container {
 // be the one that makes it (a file, say); the pull events keep their place.
 func (r *podRunner) createAhead(ctx context.Context, next []*corev1.Container) {
 	for _, n := range next {
-		if !aheadable(n) || ctx.Err() != nil {
+		if !r.aheadable(n) || ctx.Err() != nil {
 			continue
 		}
 		img, err := r.store.Lookup(n.Image)
@@ -565,13 +597,18 @@ func (r *podRunner) createAhead(ctx context.Context, next []*corev1.Container) {
 		r.aheadMu.Unlock()
 		go func() {
 			defer close(a.done)
-			a.pc, _ = r.create(n, img, true, 0)
+			a.pc, _ = r.create(n, img, true, 0, nil)
 		}()
 	}
 }
 
-// aheadable says whether c may be created before its turn.
-func aheadable(c *corev1.Container) bool {
+// aheadable says whether c may be created before its turn: not with an
+// image volume either, whose pull and events come at its turn (SyncPod's
+// getImageVolumes).
+func (r *podRunner) aheadable(c *corev1.Container) bool {
+	if r.mountsImageVolume(c) {
+		return false
+	}
 	policy := c.ImagePullPolicy
 	if policy == "" {
 		policy = podspec.ImagePullPolicyFor(c.Image)
@@ -609,7 +646,7 @@ func (r *podRunner) takeAhead(c *corev1.Container, img *image.Image) *created {
 		return nil
 	}
 	if pc.img.ID == img.ID {
-		if now, err := r.containerConfig(c, img, pc.cfg.ID, pc.rootfs, pc.cdir); err == nil &&
+		if now, err := r.containerConfig(c, img, pc.cfg.ID, pc.rootfs, pc.cdir, nil); err == nil &&
 			slices.Equal(now.Env, pc.cfg.Env) && slices.Equal(now.Args, pc.cfg.Args) {
 			return pc
 		}
@@ -646,7 +683,7 @@ func (r *podRunner) StopSignal(c *corev1.Container) syscall.Signal {
 
 // containerConfig merges the pod spec with the image the way the kubelet and
 // containerd do: command/args with ENTRYPOINT/CMD, env with the image's ENV.
-func (r *podRunner) containerConfig(c *corev1.Container, img *image.Image, id, rootfs, cdir string) (*containerConfig, error) {
+func (r *podRunner) containerConfig(c *corev1.Container, img *image.Image, id, rootfs, cdir string, imgVols map[string]string) (*containerConfig, error) {
 	rt := r.sb.runtimeInfo()
 	if ServiceEnv != nil {
 		// The Services that exist as the container starts (the kubelet's getServiceEnvVarMap).
@@ -676,7 +713,7 @@ func (r *podRunner) containerConfig(c *corev1.Container, img *image.Image, id, r
 			envMap[k] = v
 		}
 	}
-	volMounts, err := r.sb.volumes.Mounts(c, envMap)
+	volMounts, err := r.sb.volumes.Mounts(c, envMap, imgVols)
 	if err != nil {
 		return nil, err
 	}

@@ -50,6 +50,10 @@ type StartError struct {
 	Reason  string // ErrImagePull | CreateContainerConfigError | StartError ...
 	Message string
 	Waiting bool
+	// Image is the image whose pull failed when it is an image volume's,
+	// not the container's own: its pull backs off, and the image manager
+	// records its events against the pod (getImageVolumes).
+	Image string
 }
 
 func (e *StartError) Error() string { return e.Message }
@@ -81,6 +85,10 @@ const (
 	// ReasonErrImageNeverPull: imagePullPolicy Never and the image is not
 	// in the store (images.ErrImageNeverPull).
 	ReasonErrImageNeverPull = "ErrImageNeverPull"
+	// ReasonCreateContainerError: the runtime could not create the
+	// container (kuberuntime.ErrCreateContainer), e.g. an image volume's
+	// subPath that the image does not have.
+	ReasonCreateContainerError = "CreateContainerError"
 )
 
 // PodRunner starts a pod's containers in its sandbox with libcontainer.

@@ -319,6 +319,9 @@ func teardownSandbox(l store.Layout, paths store.PodPaths, uid string) error {
 			errs = append(errs, err)
 		}
 	}
+	if err := unmountImageVolumes(paths); err != nil {
+		errs = append(errs, err)
+	}
 	if err := volumes.Teardown(paths.Dir); err != nil {
 		errs = append(errs, fmt.Errorf("removing volumes: %w", err))
 	}

@@ -7,6 +7,7 @@ package store
 import (
 	"fmt"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -140,6 +141,21 @@ func (p PodPaths) StateRoot() string { return filepath.Join(p.RunDir, "container
 // RootfsDir is where a container's overlay rootfs is mounted.
 func (p PodPaths) RootfsDir(container string) string {
 	return filepath.Join(p.RunDir, "rootfs", container)
+}
+
+// ImageVolumesDir holds the read-only mounts of the pod's image volumes, one
+// per image (ImageVolumeDir), shared by every volume and container of the pod
+// that uses the image, as containerd keeps them per sandbox and image.
+func (p PodPaths) ImageVolumesDir() string { return filepath.Join(p.RunDir, "image-volumes") }
+
+// ImageVolumeDir is where the image with config digest id is mounted for
+// the pod's image volumes.
+func (p PodPaths) ImageVolumeDir(id string) string {
+	_, hex, _ := strings.Cut(id, ":")
+	if hex == "" {
+		hex = id
+	}
+	return filepath.Join(p.ImageVolumesDir(), hex)
 }
 
 // NSDir holds the pinned IPC and UTS namespaces and the pod's /dev/shm.

@@ -107,11 +107,26 @@ func SysctlAllowlist(allowedUnsafe []string) (*podspec.SysctlAllowlist, error) {
 	return podspec.NewSysctlAllowlist(unix.ByteSliceToString(uts.Release[:]), allowedUnsafe)
 }
 
-// CheckImages fails when a container's image must come from the local store
-// (imagePullPolicy Never) and is not there.
+// CheckImages fails when a container's image, or an image volume's, must
+// come from the local store (pull policy Never) and is not there.
 func CheckImages(l store.Layout, plan *podspec.Plan) error {
 	var store *image.Store
 	var errs []error
+	for i, v := range plan.Pod.Spec.Volumes {
+		if v.Image == nil || v.Image.PullPolicy != corev1.PullNever {
+			continue
+		}
+		if store == nil {
+			s, err := image.Open(l.ImagesDir())
+			if err != nil {
+				return err
+			}
+			store = s
+		}
+		if _, err := store.Lookup(v.Image.Reference); err != nil {
+			errs = append(errs, fmt.Errorf("pod %q: spec.volumes[%d].image.reference: image %q is not in the local store and pullPolicy is Never (load it with `podrun load -i ARCHIVE`)", plan.Pod.Name, i, v.Image.Reference))
+		}
+	}
 	for _, list := range []struct {
 		path string
 		cs   []corev1.Container

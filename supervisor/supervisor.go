@@ -78,8 +78,10 @@ type ctr struct {
 	completed bool
 	// retryAt holds a waiting container (config error) until then.
 	retryAt time.Time
-	// pullFailedAt is when pulling the container's image last failed.
+	// pullFailedAt is when pulling the container's image, or the image of
+	// one of its image volumes (pullImage, else ""), last failed.
 	pullFailedAt time.Time
+	pullImage    string
 	// wakeAt asks for a sync then (a backoff that ends, a state to show).
 	wakeAt time.Time
 	// output: the current run has written output (a sidecar's start settles).
@@ -745,7 +747,25 @@ func (m *machine) stop(c *ctr) bool {
 }
 
 // imageKey identifies an image pull of this pod (the kubelet keys by pod and image).
-func (m *machine) imageKey(c *ctr) string { return string(m.pod.UID) + "_" + c.spec.Image }
+func (m *machine) imageKey(c *ctr) string { return string(m.pod.UID) + "_" + m.pullImage(c) }
+
+// pullImage is the image whose failed pull holds c: its own, or an image
+// volume's.
+func (m *machine) pullImage(c *ctr) string {
+	if c.pullImage != "" {
+		return c.pullImage
+	}
+	return c.spec.Image
+}
+
+// pullObject is what the image manager's events of c's failed pull are
+// recorded against: c, or the pod for an image volume (getImageVolumes).
+func (m *machine) pullObject(c *ctr) string {
+	if c.pullImage != "" {
+		return ""
+	}
+	return m.object(c)
+}
 
 // startWithBackoff starts c unless an image-pull or crash-loop backoff still holds it.
 func (m *machine) startWithBackoff(c *ctr) {
@@ -764,9 +784,9 @@ func (m *machine) startWithBackoff(c *ctr) {
 			}
 			if w := c.status.State.Waiting; w == nil || w.Reason != ReasonImagePullBackOff {
 				c.status.State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{
-					Reason: ReasonImagePullBackOff, Message: fmt.Sprintf("Back-off pulling image %q", c.spec.Image),
+					Reason: ReasonImagePullBackOff, Message: fmt.Sprintf("Back-off pulling image %q", m.pullImage(c)),
 				}}
-				m.events.add("Normal", "BackOff", m.object(c), "Back-off pulling image %q", c.spec.Image)
+				m.events.add("Normal", "BackOff", m.pullObject(c), "Back-off pulling image %q", m.pullImage(c))
 				// startContainer then records EnsureImageExists' error:
 				// "Error: ImagePullBackOff" (kuberuntime_container.go).
 				m.events.add("Warning", "Failed", m.object(c), "Error: %s", ReasonImagePullBackOff)
@@ -961,6 +981,7 @@ func (m *machine) handle(msg message) {
 			c.status.State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: se.Reason, Message: se.Message}}
 			if se.Reason == ReasonErrImagePull {
 				m.events.add("Warning", "Failed", m.object(c), "Error: %s", se.Reason)
+				c.pullImage = se.Image
 				m.imageBackoff.next(m.imageKey(c), now)
 				c.pullFailedAt = now
 				return
@@ -991,7 +1012,7 @@ func (m *machine) handle(msg message) {
 		}}
 	default:
 		c.starting = false
-		c.pullFailedAt = time.Time{}
+		c.pullFailedAt, c.pullImage = time.Time{}, ""
 		c.handle = msg.handle
 		if c.ran && !c.counted {
 			c.status.RestartCount++

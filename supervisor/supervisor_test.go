@@ -2,6 +2,7 @@ package supervisor
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -15,6 +16,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/podrun/podrun/store"
 )
 
 // fakeRunner starts fake containers whose exits the test controls.
@@ -542,6 +545,52 @@ func TestImagePullFailureBacksOff(t *testing.T) {
 	h.step(time.Second)
 	if st := h.state("app"); st.State.Running == nil || st.RestartCount != 0 {
 		t.Fatalf("state %+v restarts %d, want running for the first time", st.State, st.RestartCount)
+	}
+}
+
+// A container whose image volume cannot be pulled backs off on the volume's
+// image, whose BackOff event is the pod's (getImageVolumes records against
+// the pod), and its own Failed event is the container's.
+func TestImageVolumePullFailureBacksOff(t *testing.T) {
+	const volImage = "registry.test/vol:1"
+	h := newHarnessWith(t, testPod(corev1.RestartPolicyNever, nil, []string{"app"}), func(r *fakeRunner) {
+		r.failing["app"] = &startError{Reason: ReasonErrImagePull, Waiting: true, Message: "manifest unknown", Image: volImage}
+	})
+	if w := h.state("app").State.Waiting; w == nil || w.Reason != ReasonErrImagePull {
+		t.Fatalf("state %+v, want waiting ErrImagePull", h.state("app").State)
+	}
+	h.step(time.Second)
+	if w := h.state("app").State.Waiting; w == nil || w.Reason != ReasonImagePullBackOff || w.Message != `Back-off pulling image "`+volImage+`"` {
+		t.Fatalf("state %+v, want waiting ImagePullBackOff on the volume's image", h.state("app").State)
+	}
+	data, err := os.ReadFile(h.m.events.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var backOff, failed bool
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var ev store.Event
+		if err := json.Unmarshal([]byte(line), &ev); err != nil {
+			t.Fatalf("event %q: %v", line, err)
+		}
+		switch {
+		case ev.Reason == "BackOff" && ev.Message == `Back-off pulling image "`+volImage+`"`:
+			backOff = ev.Object == ""
+		case ev.Reason == "Failed" && ev.Message == "Error: ImagePullBackOff":
+			failed = ev.Object == "spec.containers{app}"
+		}
+	}
+	if !backOff || !failed {
+		t.Errorf("events:\n%s\nwant the pod's BackOff for %s and the container's Failed", data, volImage)
+	}
+	// The backoff is the volume image's: 10s, then the start is tried again.
+	h.step(8 * time.Second)
+	if n := len(h.r.startOrder()); n != 1 {
+		t.Fatalf("%d attempts before the 10s backoff ended", n)
+	}
+	h.step(time.Second)
+	if n := len(h.r.startOrder()); n != 2 {
+		t.Fatalf("%d attempts after the 10s backoff, want 2", n)
 	}
 }
 

@@ -42,7 +42,7 @@ func TestMemoryDirKeepsSecretsOffThePodDir(t *testing.T) {
 		t.Errorf("emptyDir at %s, want under the pod directory", v.Path)
 	}
 	c := &corev1.Container{Name: "c", VolumeMounts: []corev1.VolumeMount{{Name: "sec", MountPath: "/pw", SubPath: "password"}}}
-	mounts, err := set.Mounts(c, nil)
+	mounts, err := set.Mounts(c, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 
+	securejoin "github.com/cyphar/filepath-securejoin"
 	"github.com/cyphar/filepath-securejoin/pathrs-lite"
 	"github.com/moby/sys/mountinfo"
 	"golang.org/x/sys/unix"
@@ -54,13 +55,28 @@ type Mount struct {
 // concurrently for different containers and again on every restart (subPath
 // binds are reused); the binds are released by Teardown, as the kubelet releases
 // them when it tears the pod's volumes down.
-func (s *Set) Mounts(c *corev1.Container, env map[string]string) ([]Mount, error) {
+//
+// images holds, by volume name, where the runtime mounted the image of each
+// image volume c mounts; an image volume's subPath must be a directory of the
+// image (ImageSubPathError).
+func (s *Set) Mounts(c *corev1.Container, env map[string]string, images map[string]string) ([]Mount, error) {
 	mounts := make([]Mount, 0, len(c.VolumeMounts))
+	// The runtime checks an image volume's subPath when it creates the
+	// container, after the kubelet's makeMounts has succeeded: its error
+	// comes last.
+	var imageErr error
 	for i := range c.VolumeMounts {
 		vm := &c.VolumeMounts[i]
 		vol, ok := s.volumes[vm.Name]
 		if !ok {
 			return nil, fmt.Errorf("cannot find volume %q to mount into container %q", vm.Name, c.Name)
+		}
+		if vol.Kind == KindImage {
+			p, ok := images[vm.Name]
+			if !ok {
+				return nil, fmt.Errorf("cannot find volume %q to mount into container %q", vm.Name, c.Name)
+			}
+			vol = &Volume{Name: vol.Name, Kind: KindImage, Path: p, ReadOnly: true}
 		}
 		if vol.Kind == KindHostPath && vol.hostPathType == corev1.HostPathUnset && !pathExists(vol.Path) {
 			// The kubelet leaves this to the runtime; containerd and CRI-O
@@ -87,11 +103,24 @@ func (s *Set) Mounts(c *corev1.Container, env map[string]string) ([]Mount, error
 			if err := validatePathNoBacksteps(subPath); err != nil {
 				return nil, fmt.Errorf("unable to provision SubPath `%s`: %w", subPath, err)
 			}
-			bound, err := s.bindSubPath(vol, subPath, vm.Name, c.Name, i)
-			if err != nil {
-				return nil, err
+			if vol.Kind == KindImage {
+				// The kubelet hands an image volume's subPath to the runtime
+				// (ImageSubPath), which neither creates it nor binds it apart.
+				dir, err := imageSubPath(vol, subPath)
+				if err != nil {
+					if imageErr == nil {
+						imageErr = err
+					}
+					continue
+				}
+				source = dir
+			} else {
+				bound, err := s.bindSubPath(vol, subPath, vm.Name, c.Name, i)
+				if err != nil {
+					return nil, err
+				}
+				source = bound
 			}
-			source = bound
 		}
 
 		propagation, err := translatePropagation(vm.MountPropagation)
@@ -120,7 +149,45 @@ func (s *Set) Mounts(c *corev1.Container, env map[string]string) ([]Mount, error
 			Options:           opts,
 		})
 	}
+	if imageErr != nil {
+		return nil, imageErr
+	}
 	return append(mounts, s.serviceAccountMounts(c)...), nil
+}
+
+// ImageSubPathError is an image volume's subPath that is not a directory of
+// the image. The runtime refuses it as it creates the container
+// (containerd's ensureImageSubPath: "only directory subpath is supported"),
+// so it fails the creation (CreateContainerError), not the kubelet's
+// container config. Its message names no host path.
+type ImageSubPathError struct {
+	Volume, SubPath string
+	Err             error
+}
+
+func (e *ImageSubPathError) Error() string {
+	return fmt.Sprintf("failed to ensure image subpath %q of volume %q: %v", e.SubPath, e.Volume, e.Err)
+}
+
+func (e *ImageSubPathError) Unwrap() error { return e.Err }
+
+// imageSubPath is subPath in the image volume's mount, its symlinks resolved
+// inside the image (the mount is read-only: what is checked stays so).
+func imageSubPath(vol *Volume, subPath string) (string, error) {
+	p, err := securejoin.SecureJoin(vol.Path, subPath)
+	if err != nil {
+		return "", &ImageSubPathError{Volume: vol.Name, SubPath: subPath, Err: err}
+	}
+	st, err := os.Stat(p)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "", &ImageSubPathError{Volume: vol.Name, SubPath: subPath, Err: errors.New("no such file or directory")}
+	case err != nil:
+		return "", &ImageSubPathError{Volume: vol.Name, SubPath: subPath, Err: errors.Unwrap(err)}
+	case !st.IsDir():
+		return "", &ImageSubPathError{Volume: vol.Name, SubPath: subPath, Err: errors.New("only directory subpath is supported")}
+	}
+	return p, nil
 }
 
 func translatePropagation(m *corev1.MountPropagationMode) (string, error) {

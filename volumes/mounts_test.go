@@ -53,7 +53,7 @@ func TestMountFlags(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c := &corev1.Container{Name: "c", VolumeMounts: []corev1.VolumeMount{tt.vm}}
-			got, err := set.Mounts(c, nil)
+			got, err := set.Mounts(c, nil, nil)
 			if tt.wantErr != "" {
 				wantErr(t, err, tt.wantErr)
 				return
@@ -78,7 +78,7 @@ func TestUnsetHostPathIsCreatedForTheContainer(t *testing.T) {
 	if _, err := os.Lstat(missing); !os.IsNotExist(err) {
 		t.Fatalf("Setup created the unset-type hostPath: %v", err)
 	}
-	got, err := set.Mounts(&pod.Spec.Containers[0], nil)
+	got, err := set.Mounts(&pod.Spec.Containers[0], nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,7 +184,7 @@ func TestSubPath(t *testing.T) {
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c := &corev1.Container{Name: "c" + string(rune('a'+i)), VolumeMounts: []corev1.VolumeMount{tt.vm}}
-			got, err := set.Mounts(c, nil)
+			got, err := set.Mounts(c, nil, nil)
 			if tt.wantErr != "" {
 				var spe *SubPathError
 				if errors.As(err, &spe) {
@@ -217,7 +217,7 @@ func TestSubPath(t *testing.T) {
 
 			// A restart of the container reuses the bind mount.
 			before, _ := Leftovers(dir)
-			again, err := set.Mounts(c, nil)
+			again, err := set.Mounts(c, nil, nil)
 			if err != nil || again[0].Source != want {
 				t.Fatalf("second Mounts: %v %v", again, err)
 			}
@@ -254,7 +254,7 @@ func TestSubPathExpr(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			c := &corev1.Container{Name: "c" + string(rune('a'+i)), VolumeMounts: []corev1.VolumeMount{
 				{Name: "logs", MountPath: "/logs", SubPathExpr: tt.expr}}}
-			got, err := set.Mounts(c, tt.env)
+			got, err := set.Mounts(c, tt.env, nil)
 			if tt.wantErr != "" {
 				wantErr(t, err, tt.wantErr)
 				return
@@ -292,7 +292,7 @@ func TestTeardown(t *testing.T) {
 		{Name: "scratch", MountPath: "/s"},
 	}})
 	set := mustSetup(t, pod, Options{PodDir: dir, Objects: testObjects})
-	if _, err := set.Mounts(&pod.Spec.Containers[0], nil); err != nil {
+	if _, err := set.Mounts(&pod.Spec.Containers[0], nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	scratch, _ := set.Volume("scratch")
@@ -378,4 +378,83 @@ func readUmask() int {
 	m := unix.Umask(0)
 	unix.Umask(m)
 	return m
+}
+
+// An image volume is the runtime's mount of the image, always read-only; a
+// subPath must be a directory of the image, resolved inside it, and is
+// never created; its error comes after makeMounts' own.
+func TestImageVolumeMounts(t *testing.T) {
+	dir := newPodDir(t)
+	img := t.TempDir() // stands for the runtime's read-only mount of the image
+	mustWrite(t, filepath.Join(img, "etc/passwd"), "root:x:0:0")
+	mustWrite(t, filepath.Join(img, "file"), "f")
+	if err := os.Symlink("/etc", filepath.Join(img, "abs")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("../../..", filepath.Join(img, "etc/up")); err != nil {
+		t.Fatal(err)
+	}
+	pod := podWith("p", []corev1.Volume{
+		{Name: "img", VolumeSource: corev1.VolumeSource{Image: &corev1.ImageVolumeSource{Reference: "busybox:1.28"}}},
+		emptyDirVol("scratch", corev1.EmptyDirVolumeSource{}),
+	})
+	set := mustSetup(t, pod, Options{PodDir: dir})
+	if v, ok := set.Volume("img"); !ok || v.Kind != KindImage || !v.ReadOnly || v.Path != "" {
+		t.Fatalf("Volume(img) = %+v, %v", v, ok)
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "volumes", "img")); !os.IsNotExist(err) {
+		t.Errorf("Setup made a directory for the image volume: %v", err)
+	}
+	images := map[string]string{"img": img}
+	tests := []struct {
+		name    string
+		vms     []corev1.VolumeMount
+		env     map[string]string
+		images  map[string]string
+		want    Mount
+		wantErr string
+	}{
+		{name: "read-only whatever the mount says", vms: []corev1.VolumeMount{{Name: "img", MountPath: "/v"}}, images: images,
+			want: Mount{Name: "img", Source: img, Destination: "/v", ReadOnly: true, Propagation: "rprivate"}},
+		{name: "subPath", vms: []corev1.VolumeMount{{Name: "img", MountPath: "/v", SubPath: "etc"}}, images: images,
+			want: Mount{Name: "img", Source: filepath.Join(img, "etc"), Destination: "/v", ReadOnly: true, Propagation: "rprivate"}},
+		{name: "subPathExpr", vms: []corev1.VolumeMount{{Name: "img", MountPath: "/v", SubPathExpr: "$(D)"}}, env: map[string]string{"D": "etc"}, images: images,
+			want: Mount{Name: "img", Source: filepath.Join(img, "etc"), Destination: "/v", ReadOnly: true, Propagation: "rprivate"}},
+		{name: "symlinks resolve inside the image", vms: []corev1.VolumeMount{{Name: "img", MountPath: "/v", SubPath: "abs"}}, images: images,
+			want: Mount{Name: "img", Source: filepath.Join(img, "etc"), Destination: "/v", ReadOnly: true, Propagation: "rprivate"}},
+		{name: "a symlink up stays at the root", vms: []corev1.VolumeMount{{Name: "img", MountPath: "/v", SubPath: "etc/up"}}, images: images,
+			want: Mount{Name: "img", Source: img, Destination: "/v", ReadOnly: true, Propagation: "rprivate"}},
+		{name: "missing subPath", vms: []corev1.VolumeMount{{Name: "img", MountPath: "/v", SubPath: "not-existing"}}, images: images,
+			wantErr: `failed to ensure image subpath "not-existing" of volume "img": no such file or directory`},
+		{name: "subPath of a file", vms: []corev1.VolumeMount{{Name: "img", MountPath: "/v", SubPath: "file"}}, images: images,
+			wantErr: `failed to ensure image subpath "file" of volume "img": only directory subpath is supported`},
+		{name: "makeMounts' error first", vms: []corev1.VolumeMount{{Name: "img", MountPath: "/v", SubPath: "not-existing"}, {Name: "scratch", MountPath: "/s", SubPathExpr: "$(NOPE)"}}, images: images,
+			wantErr: "missing value for NOPE"},
+		{name: "no mount of the image", vms: []corev1.VolumeMount{{Name: "img", MountPath: "/v"}},
+			wantErr: `cannot find volume "img" to mount into container "c"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := &corev1.Container{Name: "c", VolumeMounts: tt.vms}
+			got, err := set.Mounts(c, tt.env, tt.images)
+			if tt.wantErr != "" {
+				wantErr(t, err, tt.wantErr)
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != 1 || !mountEqual(got[0], tt.want) {
+				t.Errorf("got %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+	_, err := set.Mounts(&corev1.Container{Name: "c", VolumeMounts: []corev1.VolumeMount{{Name: "img", MountPath: "/v", SubPath: "nope"}}}, nil, images)
+	var ise *ImageSubPathError
+	if !errors.As(err, &ise) {
+		t.Errorf("a missing image subPath: %T %v, want an ImageSubPathError", err, err)
+	}
+	if _, err := os.Lstat(filepath.Join(img, "nope")); !os.IsNotExist(err) {
+		t.Errorf("the missing subPath was created: %v", err)
+	}
 }

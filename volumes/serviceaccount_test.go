@@ -34,7 +34,7 @@ func TestServiceAccountVolume(t *testing.T) {
 				}
 			})
 
-			mounts, err := set.Mounts(&pod.Spec.Containers[0], nil)
+			mounts, err := set.Mounts(&pod.Spec.Containers[0], nil, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -64,7 +64,7 @@ func TestServiceAccountVolume(t *testing.T) {
 				t.Error("service-account volume is not memory-backed")
 			}
 			// A container that mounts its own volume at the path keeps it.
-			own, err := set.Mounts(&pod.Spec.Containers[1], nil)
+			own, err := set.Mounts(&pod.Spec.Containers[1], nil, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -16,7 +16,8 @@
 //
 // hostPath volumes live where they are on the host, and persistentVolumeClaim
 // volumes in the store's claim directories (Options.ClaimPath); Teardown
-// never touches either.
+// never touches either. Image volumes are the runtime's read-only mounts of
+// their images, which it passes to Mounts and releases itself.
 package volumes
 
 import (
@@ -49,6 +50,7 @@ const (
 	KindDownwardAPI Kind = "downwardAPI"
 	KindProjected   Kind = "projected"
 	KindClaim       Kind = "persistentVolumeClaim"
+	KindImage       Kind = "image"
 )
 
 // Objects are the ConfigMaps and Secrets a pod's volumes may reference, keyed by
@@ -122,7 +124,8 @@ type Volume struct {
 	Name string
 	Kind Kind
 	// Path is the host path: the directory under <podDir>/volumes, or the
-	// hostPath itself.
+	// hostPath itself; empty for an image volume (the runtime's mount of
+	// the image, given to Mounts).
 	Path string
 	// Medium is corev1.StorageMediumMemory when Path is a tmpfs.
 	Medium corev1.StorageMedium
@@ -225,7 +228,7 @@ func Setup(pod *corev1.Pod, opts Options) (_ *Set, notes []string, err error) {
 		if v.Secret != nil || v.DownwardAPI != nil || v.Projected != nil {
 			dir = filepath.Join(memVolumesDir, v.Name)
 		}
-		if v.HostPath == nil && v.PersistentVolumeClaim == nil {
+		if v.HostPath == nil && v.PersistentVolumeClaim == nil && v.Image == nil {
 			if _, statErr := os.Lstat(dir); errors.Is(statErr, os.ErrNotExist) {
 				created = append(created, dir)
 			}
@@ -289,9 +292,15 @@ func (b *builder) build(v *corev1.Volume, vol *Volume, dir string) ([]string, er
 		}
 		vol.Path = p
 		return nil, nil
+	case src.Image != nil:
+		// Nothing to set up: the kubelet's image plugin does nothing either
+		// (pkg/volume/image), and the runtime mounts the pulled image when a
+		// container that uses it is created (Mounts' images); always read-only.
+		vol.Kind, vol.ReadOnly = KindImage, true
+		return nil, nil
 	}
 	if name := sourceName(src); name != "" {
-		return nil, fmt.Errorf("volume type %s is not supported by podrun (supported: emptyDir, hostPath, configMap, secret, downwardAPI, projected, persistentVolumeClaim)", name)
+		return nil, fmt.Errorf("volume type %s is not supported by podrun (supported: emptyDir, hostPath, configMap, secret, downwardAPI, projected, persistentVolumeClaim, image)", name)
 	}
 	return nil, errors.New("no volume source set")
 }

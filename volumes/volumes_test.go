@@ -30,11 +30,11 @@ func TestEmptyDirSharedWithinPodNotAcrossPods(t *testing.T) {
 	dirA := newPodDir(t)
 	setA := mustSetup(t, podA, Options{PodDir: dirA})
 
-	initMounts, err := setA.Mounts(&podA.Spec.InitContainers[0], nil)
+	initMounts, err := setA.Mounts(&podA.Spec.InitContainers[0], nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	appMounts, err := setA.Mounts(&podA.Spec.Containers[0], nil)
+	appMounts, err := setA.Mounts(&podA.Spec.Containers[0], nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

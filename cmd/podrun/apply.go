@@ -177,7 +177,7 @@ func applyManifests(c *cli.Context, files []string, how applyHow) error {
 		for _, p := range plans {
 			if err := supervisor.CheckImages(l, p); err != nil {
 				for _, line := range strings.Split(err.Error(), "\n") {
-					fmt.Fprintf(os.Stderr, "Warning: %s; until then the container waits in ErrImageNeverPull\n", line)
+					fmt.Fprintf(os.Stderr, "Warning: %s; until then the containers that need it wait in ErrImageNeverPull\n", line)
 				}
 			}
 		}
