@@ -46,7 +46,7 @@ func MountRootfs(layerDirs []string, upper, work, target string) error {
 	lowers := slices.Clone(layerDirs)
 	slices.Reverse(lowers) // overlayfs wants the top layer first
 	opts := fmt.Sprintf("lowerdir=%s,upperdir=%s,workdir=%s", strings.Join(lowers, ":"), upper, work)
-	if len(opts)+len(",volatile") < os.Getpagesize() {
+	if len(opts)+len(",volatile") < os.Getpagesize() && !namedByFD(lowers) {
 		if err := mountOverlay(target, opts); err != nil {
 			return fmt.Errorf("mounting overlay rootfs at %s (%d layers): %w", target, len(lowers), err)
 		}
@@ -63,6 +63,21 @@ func mountShortLowers(lowers []string, upper, work, target string) error {
 		}
 		return mountOverlay(target, opts)
 	})
+}
+
+// namedByFD: a lower directory is an idmapped clone named by its file
+// descriptor (IDMapLayers). Such names go through withShortLowers' links,
+// so that the overlay's options, which the container sees in its mount
+// table, do not name /proc (containerd's idmapped layers show as temporary
+// directories; a "mount | grep /proc" in the container finds /proc alone,
+// as the node e2e tests count).
+func namedByFD(lowers []string) bool {
+	for _, l := range lowers {
+		if strings.HasPrefix(l, "/proc/self/fd/") {
+			return true
+		}
+	}
+	return false
 }
 
 // withShortLowers runs mount with the lower directories named by short
@@ -143,7 +158,7 @@ func MountReadOnly(layerDirs []string, userns *os.File, target string) error {
 		}
 		return unix.Mount("overlay", target, "overlay", unix.MS_RDONLY, opts)
 	}
-	if len("lowerdir=")+len(strings.Join(lowers, ":")) < os.Getpagesize() {
+	if len("lowerdir=")+len(strings.Join(lowers, ":")) < os.Getpagesize() && !namedByFD(lowers) {
 		if err := mount(lowers); err != nil {
 			return fmt.Errorf("mounting overlay at %s (%d layers): %w", target, len(lowers), err)
 		}
