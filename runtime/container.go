@@ -74,8 +74,8 @@ type containerConfig struct {
 	// masked or made read-only, as the kubelet's ConvertToRuntimeMaskedPaths
 	// and ConvertToRuntimeReadonlyPaths give the runtime empty lists.
 	UnmaskedProc bool
-	Seccomp                    *corev1.SeccompProfile
-	SeccompDir                 string
+	Seccomp      *corev1.SeccompProfile
+	SeccompDir   string
 	// StdinFifo, when set, is the named pipe the container's stdin is fed
 	// from (stdin: true); StdinOnce closes it after the first writer.
 	StdinFifo string
