@@ -110,20 +110,27 @@ func SysctlAllowlist(allowedUnsafe []string) (*podspec.SysctlAllowlist, error) {
 // CheckImages fails when a container's image, or an image volume's, must
 // come from the local store (pull policy Never) and is not there.
 func CheckImages(l store.Layout, plan *podspec.Plan) error {
-	var store *image.Store
+	var images *image.Store
+	// missing opens the store at the first image to look up.
+	missing := func(ref string) (bool, error) {
+		if images == nil {
+			s, err := image.Open(l.ImagesDir())
+			if err != nil {
+				return false, err
+			}
+			images = s
+		}
+		_, err := images.Lookup(ref)
+		return err != nil, nil
+	}
 	var errs []error
 	for i, v := range plan.Pod.Spec.Volumes {
 		if v.Image == nil || v.Image.PullPolicy != corev1.PullNever {
 			continue
 		}
-		if store == nil {
-			s, err := image.Open(l.ImagesDir())
-			if err != nil {
-				return err
-			}
-			store = s
-		}
-		if _, err := store.Lookup(v.Image.Reference); err != nil {
+		if gone, err := missing(v.Image.Reference); err != nil {
+			return err
+		} else if gone {
 			errs = append(errs, fmt.Errorf("pod %q: spec.volumes[%d].image.reference: image %q is not in the local store and pullPolicy is Never (load it with `podrun load -i ARCHIVE`)", plan.Pod.Name, i, v.Image.Reference))
 		}
 	}
@@ -135,14 +142,9 @@ func CheckImages(l store.Layout, plan *podspec.Plan) error {
 			if c.ImagePullPolicy != corev1.PullNever {
 				continue
 			}
-			if store == nil {
-				s, err := image.Open(l.ImagesDir())
-				if err != nil {
-					return err
-				}
-				store = s
-			}
-			if _, err := store.Lookup(c.Image); err != nil {
+			if gone, err := missing(c.Image); err != nil {
+				return err
+			} else if gone {
 				errs = append(errs, fmt.Errorf("pod %q: %s[%d].image: image %q is not in the local store and imagePullPolicy is Never (load it with `podrun load -i ARCHIVE`)", plan.Pod.Name, list.path, i, c.Image))
 			}
 		}
