@@ -277,7 +277,24 @@ spec:
 		container("enabled", "      recursiveReadOnly: Enabled\n"),
 		container("ifpossible", "      recursiveReadOnly: IfPossible\n"),
 		container("plain", "")))
-	e.waitPhase("rro", corev1.PodSucceeded, 60*time.Second)
+	p := e.waitPhase("rro", corev1.PodSucceeded, 60*time.Second)
+	// status.containerStatuses[].volumeMounts (RecursiveReadOnlyMounts, as
+	// mount_rro_linux_test.go reads them): a read-only mount says whether it
+	// is recursively read-only.
+	for c, want := range map[string]string{"enabled": "true/Enabled", "ifpossible": "true/Enabled", "plain": "true/Disabled", "noexec": "false/"} {
+		got := "none"
+		for _, vm := range containerState(p, c).VolumeMounts {
+			if vm.Name == "host" && vm.MountPath == "/mnt" {
+				got = fmt.Sprintf("%v/", vm.ReadOnly)
+				if vm.RecursiveReadOnly != nil {
+					got += string(*vm.RecursiveReadOnly)
+				}
+			}
+		}
+		if got != want {
+			t.Errorf("container %s: status volumeMounts %s, want %s", c, got, want)
+		}
+	}
 	logs := func(c string) string { return e.must("logs", "rro", "-c", c).stdout }
 	for _, c := range []string{"enabled", "ifpossible"} {
 		if want := fmt.Sprintf("/mnt/top REFUSED\n/mnt/sub/%s-x REFUSED\n", c); logs(c) != want {

@@ -15,6 +15,7 @@ import (
 	"github.com/podrun/podrun/internal/crashpoint"
 	"github.com/podrun/podrun/store"
 	"github.com/podrun/podrun/supervisor/probe"
+	"github.com/podrun/podrun/volumes"
 )
 
 // The kubelet's figures (pkg/kubelet/kubelet.go, kuberuntime_container.go).
@@ -223,9 +224,10 @@ func newMachine(ctx context.Context, pod *corev1.Pod, runner containerRunner, cl
 	add := func(c *corev1.Container, init bool) *ctr {
 		x := &ctr{spec: c, init: init, sidecar: init && isSidecar(c)}
 		x.status = corev1.ContainerStatus{
-			Name:  c.Name,
-			Image: c.Image,
-			State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: defaultWaiting}},
+			Name:         c.Name,
+			Image:        c.Image,
+			State:        corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: defaultWaiting}},
+			VolumeMounts: volumes.MountStatuses(c),
 		}
 		f := false
 		x.status.Started = &f
@@ -339,9 +341,10 @@ func (m *machine) addEphemeral(ecs []corev1.EphemeralContainer) {
 		spec := corev1.Container(*ec.EphemeralContainerCommon.DeepCopy())
 		x := &ctr{spec: &spec, ephemeral: true, target: ec.TargetContainerName}
 		x.status = corev1.ContainerStatus{
-			Name:  ec.Name,
-			Image: ec.Image,
-			State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: reason}},
+			Name:         ec.Name,
+			Image:        ec.Image,
+			State:        corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: reason}},
+			VolumeMounts: volumes.MountStatuses(&spec),
 		}
 		m.byName[ec.Name] = x
 		m.ephemerals = append(m.ephemerals, x)

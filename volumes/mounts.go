@@ -203,6 +203,27 @@ func translatePropagation(m *corev1.MountPropagationMode) (string, error) {
 	}
 }
 
+// MountStatuses are c's volume mounts as its status reports them
+// (convertToAPIContainerStatuses with RecursiveReadOnlyMounts): each
+// mount's name, path and readOnly, and for a read-only one whether it is
+// recursively read-only (Enabled) or not (Disabled).
+func MountStatuses(c *corev1.Container) []corev1.VolumeMountStatus {
+	var out []corev1.VolumeMountStatus
+	for i := range c.VolumeMounts {
+		vm := &c.VolumeMounts[i]
+		st := corev1.VolumeMountStatus{Name: vm.Name, MountPath: vm.MountPath, ReadOnly: vm.ReadOnly}
+		if vm.ReadOnly {
+			mode := corev1.RecursiveReadOnlyDisabled
+			if rro, err := resolveRecursiveReadOnly(vm); err == nil && rro {
+				mode = corev1.RecursiveReadOnlyEnabled
+			}
+			st.RecursiveReadOnly = &mode
+		}
+		out = append(out, st)
+	}
+	return out
+}
+
 // resolveRecursiveReadOnly is the kubelet's (kubelet_pods.go
 // resolveRecursiveReadOnly): Enabled and IfPossible need readOnly and no
 // propagation; without kernel support IfPossible falls back to a plain

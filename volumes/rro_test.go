@@ -68,3 +68,28 @@ func kernelHasMountSetattr() bool {
 	fmt.Sscanf(string(bytes.TrimRight(u.Release[:], "\x00")), "%d.%d", &major, &minor)
 	return major > 5 || major == 5 && minor >= 12
 }
+
+// A container's status lists its mounts, a read-only one with its
+// recursive read-only mode as resolved (convertToAPIContainerStatuses).
+func TestMountStatuses(t *testing.T) {
+	saved := recursiveReadOnlySupport
+	t.Cleanup(func() { recursiveReadOnlySupport = saved })
+	recursiveReadOnlySupport = func() error { return nil }
+	ifPossible := corev1.RecursiveReadOnlyIfPossible
+	c := &corev1.Container{VolumeMounts: []corev1.VolumeMount{
+		{Name: "a", MountPath: "/a"},
+		{Name: "b", MountPath: "/b", ReadOnly: true},
+		{Name: "c", MountPath: "/c", ReadOnly: true, RecursiveReadOnly: &ifPossible},
+	}}
+	var got []string
+	for _, st := range MountStatuses(c) {
+		s := fmt.Sprintf("%s:%s:%v", st.Name, st.MountPath, st.ReadOnly)
+		if st.RecursiveReadOnly != nil {
+			s += ":" + string(*st.RecursiveReadOnly)
+		}
+		got = append(got, s)
+	}
+	if want := "a:/a:false b:/b:true:Disabled c:/c:true:Enabled"; strings.Join(got, " ") != want {
+		t.Fatalf("MountStatuses = %v, want %s", got, want)
+	}
+}
