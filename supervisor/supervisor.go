@@ -730,6 +730,10 @@ func (m *machine) removedByReset(c *ctr) {
 	}}
 	c.status.RestartCount++
 	c.status.Ready = false
+	// No container is left in the runtime: the status is the kubelet's
+	// default one for the container (no ID, image ID, user or resources).
+	c.status.ContainerID, c.status.ImageID, c.status.User = "", "", nil
+	c.status.Image = c.spec.Image
 	c.counted, c.reset, c.completed = true, true, false
 }
 
