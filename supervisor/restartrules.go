@@ -23,7 +23,7 @@ const (
 // policy, then the pod's.
 func containerShouldRestart(c *corev1.Container, spec *corev1.PodSpec, exitCode int32) bool {
 	if c.RestartPolicy != nil {
-		if _, ok := matchingRestartRule(c, exitCode); ok {
+		if _, ok := MatchingRestartRule(c, exitCode); ok {
 			return true // Restart and RestartAllContainers both run it again
 		}
 		switch *c.RestartPolicy {
@@ -54,9 +54,9 @@ func restartOnKill(c *corev1.Container, spec *corev1.PodSpec) bool {
 	return spec.RestartPolicy != corev1.RestartPolicyNever
 }
 
-// matchingRestartRule is podutil.FindMatchingContainerRestartRule: the first
+// MatchingRestartRule is podutil.FindMatchingContainerRestartRule: the first
 // rule whose exit codes match (an unknown action is returned all the same).
-func matchingRestartRule(c *corev1.Container, exitCode int32) (corev1.ContainerRestartRule, bool) {
+func MatchingRestartRule(c *corev1.Container, exitCode int32) (corev1.ContainerRestartRule, bool) {
 	for _, rule := range c.RestartPolicyRules {
 		if rule.ExitCodes == nil {
 			continue
@@ -81,7 +81,7 @@ func matchingRestartRule(c *corev1.Container, exitCode int32) (corev1.ContainerR
 
 // restartsAllContainers: c's exit with exitCode restarts the whole pod in place.
 func restartsAllContainers(c *corev1.Container, exitCode int32) bool {
-	rule, ok := matchingRestartRule(c, exitCode)
+	rule, ok := MatchingRestartRule(c, exitCode)
 	return ok && rule.Action == corev1.ContainerRestartRuleActionRestartAllContainers
 }
 

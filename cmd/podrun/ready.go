@@ -15,6 +15,7 @@ import (
 
 	"github.com/podrun/podrun/logs"
 	"github.com/podrun/podrun/store"
+	"github.com/podrun/podrun/supervisor"
 )
 
 // reasonContainerStatusUnknown is what a container that was running when its
@@ -135,10 +136,26 @@ type crash struct {
 // non-zero, or a sidecar or app container that exited at all (they are meant
 // to keep running). Such a pod is not becoming Ready; the kubelet would only
 // restart the container with a growing backoff.
+//
+// An exit its container's restartPolicyRules answer (Restart or
+// RestartAllContainers), and the containers a RestartAllContainers reset
+// removed, are restarts the pod asked for, not failures.
 func crashed(pod *corev1.Pod) *crash {
 	sidecars := map[string]bool{}
 	for _, c := range pod.Spec.InitContainers {
 		sidecars[c.Name] = c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways
+	}
+	ruled := func(name string, code int32) bool {
+		for _, list := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
+			for _, c := range list {
+				if c.Name == name && c.RestartPolicy != nil {
+					if _, ok := supervisor.MatchingRestartRule(&c, code); ok {
+						return true
+					}
+				}
+			}
+		}
+		return false
 	}
 	check := func(st corev1.ContainerStatus, init bool) *crash {
 		term, run := st.State.Terminated, st.RestartCount
@@ -148,7 +165,7 @@ func crashed(pod *corev1.Pod) *crash {
 				run-- // the failed run is the previous one
 			}
 		}
-		if term == nil || term.Reason == reasonContainerStatusUnknown {
+		if term == nil || term.Reason == reasonContainerStatusUnknown || term.Reason == supervisor.ReasonRestartingAllContainers || ruled(st.Name, term.ExitCode) {
 			return nil
 		}
 		if init && !sidecars[st.Name] && term.ExitCode == 0 {

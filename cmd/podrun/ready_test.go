@@ -13,7 +13,9 @@ func TestCrashed(t *testing.T) {
 	}
 	pod := func(inits, apps []corev1.ContainerStatus) *corev1.Pod {
 		return &corev1.Pod{
-			Spec:   corev1.PodSpec{InitContainers: []corev1.Container{{Name: "init"}, {Name: "side", RestartPolicy: &always}}},
+			Spec: corev1.PodSpec{InitContainers: []corev1.Container{{Name: "init"}, {Name: "side", RestartPolicy: &always}},
+				Containers: []corev1.Container{{Name: "ruled", RestartPolicy: &always, RestartPolicyRules: []corev1.ContainerRestartRule{{
+					Action: corev1.ContainerRestartRuleActionRestartAllContainers, ExitCodes: &corev1.ContainerRestartRuleOnExitCodes{Operator: corev1.ContainerRestartRuleOnExitCodesOpIn, Values: []int32{42}}}}}}},
 			Status: corev1.PodStatus{InitContainerStatuses: inits, ContainerStatuses: apps},
 		}
 	}
@@ -29,6 +31,9 @@ func TestCrashed(t *testing.T) {
 		{"sidecar exited 0", pod([]corev1.ContainerStatus{{Name: "side", State: corev1.ContainerState{Terminated: term(0, "Completed")}}}, nil), "side"},
 		{"app exited 0", pod(nil, []corev1.ContainerStatus{{Name: "app", State: corev1.ContainerState{Terminated: term(0, "Completed")}}}), "app"},
 		{"app running again after a crash", pod(nil, []corev1.ContainerStatus{{Name: "app", RestartCount: 1, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}, LastTerminationState: corev1.ContainerState{Terminated: term(137, "Error")}}}), "app"},
+		{"an exit a restart rule answers is not a crash", pod(nil, []corev1.ContainerStatus{{Name: "ruled", State: corev1.ContainerState{Terminated: term(42, "Error")}}}), ""},
+		{"the same container's other exit is", pod(nil, []corev1.ContainerStatus{{Name: "ruled", State: corev1.ContainerState{Terminated: term(1, "Error")}}}), "ruled"},
+		{"a container a reset removed is not a crash", pod(nil, []corev1.ContainerStatus{{Name: "app", RestartCount: 1, State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "RestartingAllContainers"}}, LastTerminationState: corev1.ContainerState{Terminated: term(137, "RestartingAllContainers")}}}), ""},
 		{"lost supervisor is not a crash", pod(nil, []corev1.ContainerStatus{{Name: "app", RestartCount: 1, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}, LastTerminationState: corev1.ContainerState{Terminated: term(137, reasonContainerStatusUnknown)}}}), ""},
 	} {
 		c := crashed(tc.pod)
