@@ -42,6 +42,9 @@ func specImages(r *Record) []string {
 	for _, c := range r.Pod.Spec.Containers {
 		out = append(out, c.Image)
 	}
+	for _, c := range r.Pod.Spec.EphemeralContainers {
+		out = append(out, c.Image)
+	}
 	// An image volume's image is mounted while its pod exists (the
 	// kubelet's image GC keeps the images of image volumes in use too).
 	for _, v := range r.Pod.Spec.Volumes {
