@@ -226,6 +226,46 @@ spec:
 	}
 }
 
+// job.go "containers restarted by container restart policy should not
+// trigger PodFailurePolicy" (NodeConformance, ContainerRestartRules): the
+// container's own restartPolicy OnFailure restarts it in its pod after its
+// exit 1, which a FailJob rule names; the pod does not fail, so the rule
+// does not apply and the Job completes.
+func TestJobContainerRestartPolicyAndPodFailurePolicy(t *testing.T) {
+	e := newEnv(t)
+	e.deleteAtEnd("job/fail-once")
+	e.apply(`
+apiVersion: batch/v1
+kind: Job
+metadata: {name: fail-once}
+spec:
+  backoffLimit: 1
+  podFailurePolicy:
+    rules:
+    - action: FailJob
+      onExitCodes: {containerName: c, operator: In, values: [1]}
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: c
+        image: busybox:1.28
+        restartPolicy: OnFailure
+        command: ['sh', '-c', 'if [ -r /data/foo ]; then exit 0; else touch /data/foo; exit 1; fi']
+        volumeMounts: [{name: data, mountPath: /data}]
+      volumes: [{name: data, emptyDir: {}}]
+`)
+	e.must("wait", "--for=condition=complete", "job/fail-once", "--timeout", "90s")
+	j := e.job("fail-once")
+	if c := jobCond(j, batchv1.JobComplete); c == nil || j.Status.Succeeded != 1 || j.Status.Failed != 0 || j.Status.Active != 0 {
+		t.Fatalf("status %+v", j.Status)
+	}
+	pods := e.jobPods("fail-once")
+	if len(pods) != 1 || pods[0].Status.Phase != corev1.PodSucceeded || len(pods[0].Status.ContainerStatuses) != 1 || pods[0].Status.ContainerStatuses[0].RestartCount != 1 {
+		t.Fatalf("pods %+v, want one that succeeded after one restart of its container", pods)
+	}
+}
+
 // activeDeadlineSeconds fails the Job (DeadlineExceeded) and deletes its
 // running pod; ttlSecondsAfterFinished then deletes the Job.
 func TestJobDeadlineAndTTL(t *testing.T) {
