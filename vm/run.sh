@@ -47,27 +47,19 @@ if [ -n "$missing" ]; then
 fi
 mkdir -p "$out"
 
-# Some hypervisors' KVM refuses an MSR that qemu sets for -cpu host
-# (IA32_ARCH_CAPABILITIES, 0x10a: "failed to set MSR 0x10a", then an
-# assertion aborts qemu before the guest runs). A paused guest started for
-# 3 s tells whether KVM works here, and with which CPU model; without one,
-# software emulation.
+# KVM when it runs a guest here, else software emulation. /dev/kvm is not
+# enough: some hypervisors' nested KVM refuses an MSR that qemu sets for
+# -cpu host (IA32_ARCH_CAPABILITIES, 0x10a: qemu aborts), or stops the guest
+# early with "KVM internal error ... emulation failure" and qemu waits on it
+# for ever. So the kernel is booted once with no root file system: a KVM
+# that works gets it to its panic in a few seconds (qemu exits, -no-reboot).
 kvm_cpu=host
-if [ -z "${VM_ACCEL:-}" ]; then
-	VM_ACCEL=tcg,thread=multi
-	if [ -r /dev/kvm ] && [ -w /dev/kvm ]; then
-		for c in host host,-arch-capabilities; do
-			rc=0
-			timeout 3 qemu-system-x86_64 -machine q35 -accel kvm -cpu "$c" -m 64 -S -display none -monitor none -serial none -nic none </dev/null >/dev/null 2>&1 || rc=$?
-			if [ "$rc" = 124 ]; then
-				VM_ACCEL=kvm kvm_cpu=$c
-				break
-			fi
-		done
-		[ "$VM_ACCEL" = kvm ] || log "/dev/kvm cannot start a guest here: software emulation"
-	fi
-fi
-accel=$VM_ACCEL
+kvm_boots() {
+	local out rc=0
+	out=$(timeout 20 qemu-system-x86_64 -machine q35 -accel kvm -cpu "$1" -m 256 -nographic -no-reboot -nic none \
+		-kernel "$vmlinuz" -append "console=ttyS0 panic=-1" </dev/null 2>&1) || rc=$?
+	[ "$rc" -eq 0 ] && grep -aq 'Kernel panic' <<<"$out"
+}
 
 # The kernel: the package linux-image-cloud-amd64 depends on, unpacked.
 kpkg=$(apt-cache depends linux-image-cloud-amd64 | awk '/Depends: linux-image-/{print $2; exit}')
@@ -83,6 +75,20 @@ if [ "$(cat "$kdir/.pkg" 2>/dev/null)" != "$kpkg" ]; then
 	echo "$kpkg" >"$kdir/.pkg"
 fi
 vmlinuz=$(ls "$kdir"/boot/vmlinuz-*)
+if [ -z "${VM_ACCEL:-}" ]; then
+	VM_ACCEL=tcg,thread=multi
+	if [ -r /dev/kvm ] && [ -w /dev/kvm ]; then
+		for c in host host,-arch-capabilities; do
+			if kvm_boots "$c"; then
+				VM_ACCEL=kvm kvm_cpu=$c
+				log "KVM runs the guest with -cpu $c"
+				break
+			fi
+		done
+		[ "$VM_ACCEL" = kvm ] || log "/dev/kvm does not run a guest here: software emulation"
+	fi
+fi
+accel=$VM_ACCEL
 
 # The root filesystem, rebuilt when the kernel or the guest's scripts change.
 stamp=$(cat "$kdir/.pkg" vm/rootfs.sh vm/guest-init.sh vm/guest-stub.sh vm/podrun-vm-test.service | sha256sum | cut -c1-16)
