@@ -151,23 +151,7 @@ func ContainerResources(c *corev1.Container, pod *corev1.ResourceRequirements) R
 	if c == nil {
 		return Resources{}
 	}
-	req, lim := c.Resources.Requests, c.Resources.Limits
-	if pod != nil && (len(pod.Requests) > 0 || len(pod.Limits) > 0) {
-		// With pod-level resources, a container without a cpu or memory
-		// limit of its own is limited by the pod's (kuberuntime's
-		// getCPULimit and getMemoryLimit, PodLevelResources).
-		lim = lim.DeepCopy()
-		if lim == nil {
-			lim = corev1.ResourceList{}
-		}
-		for _, name := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
-			if q := lim[name]; q.IsZero() {
-				if pq, ok := pod.Limits[name]; ok && !pq.IsZero() {
-					lim[name] = pq
-				}
-			}
-		}
-	}
+	req, lim := c.Resources.Requests, ContainerLimits(c, pod)
 	var shares uint64
 	if q, ok := req[corev1.ResourceCPU]; ok {
 		shares = MilliCPUToShares(q.MilliValue())
@@ -181,6 +165,29 @@ func ContainerResources(c *corev1.Container, pod *corev1.ResourceRequirements) R
 		Memory:    lim.Memory().Value(),
 		HugePages: hugePages(lim, nil),
 	}
+}
+
+// ContainerLimits is c's limits as its cgroup takes them (kuberuntime's
+// getCPULimit and getMemoryLimit, kubeutil.GetLimits): with pod-level
+// resources, a container without a cpu or memory limit of its own is
+// limited by the pod's. The supervisor compares them to decide a resize.
+func ContainerLimits(c *corev1.Container, pod *corev1.ResourceRequirements) corev1.ResourceList {
+	lim := c.Resources.Limits
+	if pod == nil || len(pod.Requests) == 0 && len(pod.Limits) == 0 {
+		return lim
+	}
+	lim = lim.DeepCopy()
+	if lim == nil {
+		lim = corev1.ResourceList{}
+	}
+	for _, name := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
+		if q := lim[name]; q.IsZero() {
+			if pq, ok := pod.Limits[name]; ok && !pq.IsZero() {
+				lim[name] = pq
+			}
+		}
+	}
+	return lim
 }
 
 // hugePages sums hugepages-<size> resources of primary per page size, taking a

@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/podrun/podrun/cgroups"
 	"github.com/podrun/podrun/podspec"
 )
 
@@ -123,19 +124,11 @@ func (m *machine) resize(p *corev1.Pod) {
 type effective struct{ memoryLimit, memoryRequest, cpuLimit, cpuRequest int64 }
 
 func effectiveResources(pod *corev1.ResourceRequirements, c corev1.ResourceRequirements) effective {
-	e := effective{
-		memoryLimit: c.Limits.Memory().Value(), memoryRequest: c.Requests.Memory().Value(),
-		cpuLimit: c.Limits.Cpu().MilliValue(), cpuRequest: c.Requests.Cpu().MilliValue(),
+	lim := cgroups.ContainerLimits(&corev1.Container{Resources: c}, pod)
+	return effective{
+		memoryLimit: lim.Memory().Value(), memoryRequest: c.Requests.Memory().Value(),
+		cpuLimit: lim.Cpu().MilliValue(), cpuRequest: c.Requests.Cpu().MilliValue(),
 	}
-	if pod != nil && (len(pod.Requests) > 0 || len(pod.Limits) > 0) {
-		if e.memoryLimit == 0 {
-			e.memoryLimit = pod.Limits.Memory().Value()
-		}
-		if e.cpuLimit == 0 {
-			e.cpuLimit = pod.Limits.Cpu().MilliValue()
-		}
-	}
-	return e
 }
 
 // samePodResources compares pod-level resources, nil being none.
